@@ -1,0 +1,34 @@
+package bloom_test
+
+import (
+	"testing"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/strategy"
+	"github.com/stretchr/testify/assert"
+)
+
+func allocsOf[T any](t *testing.T, f funnel.Funnel[T], v T) {
+	t.Helper()
+	for _, s := range []strategy.Strategy{strategy.Murmur128Mitz32, strategy.Murmur128Mitz64} {
+		filter := mustNew(t, f, 1000, 0.01, bloom.WithStrategy(s))
+		assert.Zero(t, testing.AllocsPerRun(1000, func() { filter.Put(v) }), "Put %T %v", f, s)
+		assert.Zero(t, testing.AllocsPerRun(1000, func() { filter.MightContain(v) }), "MightContain %T %v", f, s)
+	}
+}
+
+// TestZeroAllocs requires Put and MightContain to allocate nothing with
+// every built-in funnel and both strategies.
+func TestZeroAllocs(t *testing.T) {
+	allocsOf(t, funnel.Bytes, []byte("some bytes"))
+	allocsOf(t, funnel.String, "a string")
+	allocsOf(t, funnel.UnencodedChars, "chars with é and \U0001F600")
+	allocsOf(t, funnel.Int32, 42)
+	allocsOf(t, funnel.Int64, -42)
+	allocsOf(t, funnel.Sequential(funnel.Int64), []int64{1, 2, 3})
+	allocsOf(t, funnel.Func[[2]int64](func(v [2]int64, s funnel.Sink) {
+		s.PutInt64(v[0])
+		s.PutInt64(v[1])
+	}), [2]int64{1, 2})
+}

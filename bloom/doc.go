@@ -1,0 +1,25 @@
+// Package bloom implements Bloom filters that are bit-for-bit and
+// byte-for-byte compatible with Guava's BloomFilter.
+//
+// A [Filter] answers "might this value have been put?": false means certainly
+// not, true means probably, with a false-positive probability chosen when the
+// filter is sized. There are no false negatives.
+//
+// Compatibility with Guava means that a Go service and a Java service that
+// describe the same values with matching funnels (see package funnel) build
+// the same filter from the same puts, and can exchange it:
+//
+//   - New sizes a filter from the expected number of insertions and the
+//     false-positive probability with Guava's formulas, computed with Java's
+//     floating-point results. The number of hash functions follows current
+//     Guava, k = max(1, round(-ln p / ln 2)); [WithLegacyHashCount] selects
+//     Guava 31.x's k = max(1, round(m/n·ln 2)), which differs only for tiny n.
+//   - Put and MightContain hash with Murmur3-128 and probe the bits of the
+//     chosen strategy (package strategy) exactly as Guava does.
+//   - [Filter.WriteTo] writes Guava's writeTo format, and [ReadFrom] reads
+//     it; see WriteTo for the layout.
+//
+// A Filter is safe for concurrent use by multiple goroutines: like Guava's
+// LockFreeBitArray, Put and MightContain use atomic operations on 64-bit
+// words and never take a lock.
+package bloom

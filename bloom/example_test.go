@@ -1,0 +1,89 @@
+package bloom_test
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"log"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+)
+
+func Example() {
+	// Room for a million strings at a 1% false-positive rate: about 1.2 MB.
+	seen, err := bloom.New(funnel.String, 1_000_000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	seen.Put("10.0.0.1:443")
+	fmt.Println(seen.MightContain("10.0.0.1:443"))
+	fmt.Println(seen.MightContain("10.0.0.2:443"))
+	fmt.Println(seen.BitSize(), seen.NumHashFunctions())
+	// Output:
+	// true
+	// false
+	// 9585088 7
+}
+
+func ExampleReadFrom() {
+	// Written by Java:
+	//   BloomFilter<String> f = BloomFilter.create(Funnels.stringFunnel(UTF_8), 10, 0.03);
+	//   f.put("a"); f.put("b"); f.put("c");
+	//   f.writeTo(out);
+	javaBytes, _ := hex.DecodeString("010500000002a0080280008402000002400800800801")
+
+	f, err := bloom.ReadFrom(bytes.NewReader(javaBytes), funnel.String)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(f)
+	fmt.Println(f.MightContain("a"), f.MightContain("b"), f.MightContain("c"), f.MightContain("d"))
+	// Output:
+	// bloom.Filter{funnel.String MURMUR128_MITZ_64 128 bits, 5 hash functions}
+	// true true true false
+}
+
+func ExampleFilter_WriteTo() {
+	f, err := bloom.New(funnel.String, 1, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	f.Put("hello")
+	var buf bytes.Buffer
+	if _, err := f.WriteTo(&buf); err != nil {
+		log.Fatal(err)
+	}
+	// Strategy ordinal, k, word count, then the words; Java's
+	// BloomFilter.readFrom reads these bytes.
+	fmt.Println(hex.EncodeToString(buf.Bytes()))
+	// Output:
+	// 0107000000018010004009002004
+}
+
+func ExampleFilter_PutAll() {
+	a, _ := bloom.New(funnel.Int64, 1000, 0.01)
+	b, _ := bloom.New(funnel.Int64, 1000, 0.01)
+	a.Put(1)
+	b.Put(2)
+	if err := a.PutAll(b); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(a.MightContain(1), a.MightContain(2))
+
+	small, _ := bloom.New(funnel.Int64, 10, 0.01)
+	fmt.Println(a.PutAll(small))
+	// Output:
+	// true true
+	// bloom: incompatible filters: filters must have the same size underlying bit arrays (9600 != 128)
+}
+
+func ExampleSize() {
+	bits, k, err := bloom.Size(1_000_000, 0.001)
+	fmt.Println(bits, k, err)
+	_, _, err = bloom.Size(100, 1.5)
+	fmt.Println(err)
+	// Output:
+	// 14377600 10 <nil>
+	// bloom: invalid argument: false positive probability (1.5) must be < 1.0
+}

@@ -1,0 +1,110 @@
+package bloom_test
+
+import (
+	"testing"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/strategy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPutMightContain(t *testing.T) {
+	f := mustNew(t, funnel.String, 1000, 0.01)
+	assert.False(t, f.MightContain("x"))
+	assert.True(t, f.Put("x"), "the first put changes bits")
+	assert.False(t, f.Put("x"), "the second does not")
+	assert.True(t, f.MightContain("x"))
+	// The empty string hashes to 0: every probe is bit 0 (spec §2.2).
+	assert.True(t, f.Put(""))
+	assert.True(t, f.Bits().Test(0))
+}
+
+func TestNewErrors(t *testing.T) {
+	_, err := bloom.New[string](nil, 10, 0.01)
+	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "funnel is nil")
+	_, err = bloom.New(funnel.String, -5, 0.01)
+	assert.EqualError(t, err, "bloom: invalid argument: expected insertions (-5) must be >= 0")
+	_, err = bloom.New(funnel.String, 5, 1.5)
+	assert.EqualError(t, err, "bloom: invalid argument: false positive probability (1.5) must be < 1.0")
+}
+
+// TestPutAllChecks runs Guava's putAll checks in Guava's order (spec §4):
+// each failing filter differs from f in the checked property and in every
+// later one, so the order shows.
+func TestPutAllChecks(t *testing.T) {
+	f := mustNew(t, funnel.String, 100, 0.03)
+	before := putAll(f, "a").Copy()
+
+	err := f.PutAll(nil)
+	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
+	tests := []struct {
+		other *bloom.Filter[string]
+		want  string
+	}{
+		{f, "cannot combine a filter with itself"},
+		{mustNew(t, funnel.UnencodedChars, 1, 0.5, bloom.WithStrategy(strategy.Murmur128Mitz32)), "filters must have the same number of hash functions (5 != 1)"},
+		{mustNew(t, funnel.UnencodedChars, 10, 0.03, bloom.WithStrategy(strategy.Murmur128Mitz32)), "filters must have the same size underlying bit arrays (768 != 128)"},
+		{mustNew(t, funnel.UnencodedChars, 100, 0.03, bloom.WithStrategy(strategy.Murmur128Mitz32)), "filters must have equal strategies (MURMUR128_MITZ_64 != MURMUR128_MITZ_32)"},
+		{mustNew(t, funnel.UnencodedChars, 100, 0.03), "filters must have equal funnels (funnel.String != funnel.UnencodedChars)"},
+	}
+	for _, tc := range tests {
+		if tc.other != f {
+			tc.other.Put("b")
+		}
+		err := f.PutAll(tc.other)
+		assert.ErrorIs(t, err, bloom.ErrIncompatible)
+		assert.EqualError(t, err, "bloom: incompatible filters: "+tc.want)
+		assert.False(t, f.IsCompatible(tc.other))
+		assert.True(t, f.Equal(before), "a failed PutAll leaves f unchanged")
+	}
+	assert.False(t, f.IsCompatible(nil))
+
+	other := putAll(mustNew(t, funnel.String, 100, 0.03), "b")
+	assert.True(t, f.IsCompatible(other))
+	require.NoError(t, f.PutAll(other))
+	assert.True(t, f.MightContain("a"))
+	assert.True(t, f.MightContain("b"))
+}
+
+func TestCopyEqual(t *testing.T) {
+	f := putAll(mustNew(t, funnel.Int64, 1000, 0.01), 1, 2, 3)
+	c := f.Copy()
+	assert.True(t, f.Equal(c))
+	assert.True(t, c.Equal(f))
+	assert.True(t, f.Equal(f))
+	assert.False(t, f.Equal(nil))
+	assert.True(t, f.IsCompatible(c))
+
+	c.Put(4)
+	assert.False(t, f.Equal(c), "a copy shares no state")
+	assert.False(t, f.MightContain(4) && !c.MightContain(4))
+
+	// Same bits, other strategy, k or funnel: not equal.
+	g := mustNew(t, funnel.Int64, 1000, 0.01, bloom.WithStrategy(strategy.Murmur128Mitz32))
+	h := mustNew(t, funnel.Int64, 1000, 0.01)
+	assert.False(t, g.Equal(h))
+	seq := funnel.Func[int64](func(v int64, s funnel.Sink) { s.PutInt64(v) })
+	assert.False(t, mustNew(t, seq, 1000, 0.01).Equal(h))
+	assert.True(t, mustNew(t, seq, 1000, 0.01).Equal(mustNew(t, seq, 1000, 0.01)))
+}
+
+func TestString(t *testing.T) {
+	f := mustNew(t, funnel.String, 1000, 0.01)
+	assert.Equal(t, "bloom.Filter{funnel.String MURMUR128_MITZ_64 9600 bits, 7 hash functions}", f.String())
+}
+
+func TestBits(t *testing.T) {
+	f := putAll(mustNew(t, funnel.String, 1000, 0.01), "hello")
+	b := f.Bits()
+	assert.EqualValues(t, f.BitSize(), b.Len())
+	// Guava's MURMUR128_MITZ_64 indexes of "hello" at 9600 bits (spec §2.2).
+	for _, i := range []uint{898, 8731, 6964, 3405, 1638, 9471, 5912} {
+		assert.True(t, b.Test(i), "bit %d", i)
+	}
+	assert.EqualValues(t, 7, b.Count())
+	b.Set(0)
+	assert.EqualValues(t, 7, f.BitCount(), "Bits is a snapshot")
+}

@@ -1,0 +1,235 @@
+// The serialized form is Guava's BloomFilter.writeTo format:
+//
+//	offset  size  field
+//	0       1     strategy ordinal, signed (0 MURMUR128_MITZ_32, 1 MURMUR128_MITZ_64)
+//	1       1     number of hash functions k, unsigned (1..255)
+//	2       4     number of 64-bit words n, big-endian signed (1..2³¹−1)
+//	6       8·n   the words, each big-endian; bit i is bit i&63 of word i>>6
+//
+// That is 6 + 8·n bytes, with no magic number, version, funnel or checksum:
+// the reader must know the funnel, and a damaged word goes unnoticed.
+//
+// Design note: Guava's quirks stay, so that every stream one side writes the
+// other reads, and every stream Guava rejects is rejected here: the ordinal
+// byte is signed, trailing bytes are not read, and k = 0 is rejected only
+// after the data, when Guava's constructor sees it. What does not stay is
+// trusting the word count: Guava allocates what the header announces (up to
+// 16 GiB for six bytes), while ReadFrom grows the filter only as words arrive.
+
+package bloom
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/bitarray"
+	"github.com/mitzbloom/mitzbloom/strategy"
+)
+
+const (
+	headerSize = 6
+	// chunkWords is how many words WriteTo encodes, and ReadFrom decodes,
+	// per call to the underlying writer or reader: 32 KiB.
+	chunkWords = 4096
+)
+
+// WriteTo writes f to w in Guava's writeTo format, which Guava's
+// BloomFilter.readFrom and [ReadFrom] read:
+//
+//	1 byte       strategy ordinal, signed
+//	1 byte       number of hash functions, unsigned
+//	4 bytes      number of 64-bit words n, big-endian
+//	8·n bytes    the words, each big-endian
+//
+// WriteTo returns the number of bytes written, 6 + BitSize()/8 on success. It
+// encodes the words in chunks of 32 KiB, so w gains nothing from a bufio
+// wrapper. Puts that run concurrently with WriteTo may or may not be written.
+func (f *Filter[T]) WriteTo(w io.Writer) (int64, error) {
+	words := f.bits.WordCount()
+	buf := f.appendHeader(make([]byte, 0, headerSize+8*min(words, chunkWords)))
+	var written int64
+	for i := 0; i < words; {
+		end := min(i+chunkWords, words)
+		buf = f.appendWords(buf, i, end)
+		n, err := w.Write(buf)
+		written += int64(n)
+		if err != nil {
+			return written, err
+		}
+		buf, i = buf[:0], end
+	}
+	return written, nil
+}
+
+// MarshalBinary returns the bytes WriteTo would write.
+func (f *Filter[T]) MarshalBinary() ([]byte, error) {
+	return f.AppendBinary(make([]byte, 0, headerSize+8*f.bits.WordCount()))
+}
+
+// AppendBinary appends the bytes WriteTo would write to b and returns the
+// extended slice.
+func (f *Filter[T]) AppendBinary(b []byte) ([]byte, error) {
+	return f.appendWords(f.appendHeader(b), 0, f.bits.WordCount()), nil
+}
+
+func (f *Filter[T]) appendHeader(b []byte) []byte {
+	b = append(b, byte(int8(f.strategy.Ordinal())), byte(f.k))
+	return binary.BigEndian.AppendUint32(b, uint32(f.bits.WordCount()))
+}
+
+func (f *Filter[T]) appendWords(b []byte, from, to int) []byte {
+	for i := from; i < to; i++ {
+		b = binary.BigEndian.AppendUint64(b, f.bits.Word(i))
+	}
+	return b
+}
+
+// ReadFrom reads a filter in Guava's writeTo format (see [Filter.WriteTo])
+// from r, for values that f funnels. The format does not record the funnel:
+// f must feed the same bytes as the funnel the filter was built with.
+//
+// ReadFrom reads exactly the bytes of one filter and never reads ahead, so
+// bytes after it stay in r and filters can be read back to back. It reads r
+// in chunks of up to 32 KiB; wrapping r in a bufio.Reader pays only when r
+// is slow to answer small reads, which ReadFrom does not make.
+//
+// ReadFrom accepts exactly the streams Guava's readFrom accepts. It returns
+// io.EOF if r is empty, and otherwise an error wrapping [ErrCorrupt] for a
+// stream Guava would reject: an unknown strategy ordinal, a word count that is
+// not positive, no hash functions, or an early end, which also wraps
+// io.ErrUnexpectedEOF. Errors from r are returned wrapped. On error the
+// filter is nil.
+//
+// A stream cannot make ReadFrom allocate much more than it has delivered: the
+// filter grows as words arrive, instead of being allocated at the size the
+// header announces. To refuse large filters before reading them, use
+// [ReadFromLimit].
+func ReadFrom[T any](r io.Reader, f funnel.Funnel[T]) (*Filter[T], error) {
+	return ReadFromLimit(r, f, bitarray.MaxWords*64)
+}
+
+// ReadFromLimit is like ReadFrom but returns an error wrapping [ErrTooLarge],
+// having read only the 6-byte header, if the filter has more than maxBits
+// bits. It is the counterpart of Guava's readFrom(in, funnel,
+// maxAllowedSizeInBits).
+func ReadFromLimit[T any](r io.Reader, f funnel.Funnel[T], maxBits int64) (*Filter[T], error) {
+	if f == nil {
+		return nil, fmt.Errorf("%w: funnel is nil", ErrInvalidArgument)
+	}
+	if maxBits < 0 {
+		return nil, fmt.Errorf("%w: maximum bit size (%d) must be >= 0", ErrInvalidArgument, maxBits)
+	}
+	s, k, bits, err := decode(r, maxBits)
+	if err != nil {
+		return nil, err
+	}
+	return newFilter(f, s, k, bits), nil
+}
+
+// UnmarshalBinary replaces f with the filter in data, in Guava's writeTo
+// format, keeping f's funnel. f must have been made by New or ReadFrom, since
+// the format does not record the funnel. Unlike ReadFrom, UnmarshalBinary
+// rejects bytes after the filter, since data should hold exactly one. On error
+// f is unchanged. UnmarshalBinary must not run concurrently with any other
+// method of f.
+func (f *Filter[T]) UnmarshalBinary(data []byte) error {
+	if f.funnel == nil {
+		return fmt.Errorf("%w: UnmarshalBinary on a filter with no funnel; create it with New or ReadFrom", ErrInvalidArgument)
+	}
+	r := &byteReader{data: data}
+	s, k, bits, err := decode(r, bitarray.MaxWords*64)
+	if err != nil {
+		return err
+	}
+	if rest := len(data) - r.off; rest > 0 {
+		return fmt.Errorf("%w: %d bytes after the %d-byte filter", ErrCorrupt, rest, r.off)
+	}
+	*f = *newFilter(f.funnel, s, k, bits)
+	return nil
+}
+
+// byteReader is a bytes.Reader that tells how far it has read.
+type byteReader struct {
+	data []byte
+	off  int
+}
+
+func (r *byteReader) Read(p []byte) (int, error) {
+	if r.off >= len(r.data) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.data[r.off:])
+	r.off += n
+	return n, nil
+}
+
+// decode reads one serialized filter from r, checking it as Guava's readFrom
+// does and in the same order.
+func decode(r io.Reader, maxBits int64) (strategy.Strategy, int, *bitarray.Array, error) {
+	var hdr [headerSize]byte
+	if n, err := io.ReadFull(r, hdr[:]); err != nil {
+		if err == io.EOF {
+			return nil, 0, nil, io.EOF
+		}
+		return nil, 0, nil, readError(err, n, headerSize)
+	}
+	ordinal := int(int8(hdr[0]))
+	k := int(hdr[1])
+	words := int64(int32(binary.BigEndian.Uint32(hdr[2:])))
+	// Guava's exception message, for those who compare notes with Java.
+	guava := fmt.Sprintf("strategyOrdinal: %d numHashFunctions: %d dataLength: %d", ordinal, k, words)
+
+	s, err := strategy.ByOrdinal(ordinal)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("%w: %w (%s)", ErrCorrupt, err, guava)
+	}
+	if words <= 0 {
+		return nil, 0, nil, fmt.Errorf("%w: word count %d must be > 0 (%s)", ErrCorrupt, words, guava)
+	}
+	if words > maxWords {
+		// Only where int cannot count 2³¹−1 words, on 32-bit platforms.
+		return nil, 0, nil, fmt.Errorf("%w: %d words is more than %d this platform can hold (%s)", ErrTooLarge, words, maxWords, guava)
+	}
+	if words*64 > maxBits {
+		return nil, 0, nil, fmt.Errorf("%w: %d bits is more than the limit of %d (%s)", ErrTooLarge, words*64, maxBits, guava)
+	}
+
+	data, err := readWords(r, int(words))
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if k == 0 {
+		return nil, 0, nil, fmt.Errorf("%w: number of hash functions (0) must be > 0 (%s)", ErrCorrupt, guava)
+	}
+	return s, k, bitarray.FromWords(data), nil
+}
+
+// readWords reads n big-endian words, growing the result as they arrive so
+// that a header announcing more words than the stream holds costs no more
+// memory than the bytes that did arrive.
+func readWords(r io.Reader, n int) ([]uint64, error) {
+	words := make([]uint64, 0, min(n, chunkWords))
+	buf := make([]byte, 8*min(n, chunkWords))
+	for len(words) < n {
+		chunk := buf[:8*min(n-len(words), chunkWords)]
+		if got, err := io.ReadFull(r, chunk); err != nil {
+			return nil, readError(err, headerSize+8*len(words)+got, headerSize+8*n)
+		}
+		for i := 0; i < len(chunk); i += 8 {
+			words = append(words, binary.BigEndian.Uint64(chunk[i:]))
+		}
+	}
+	return words, nil
+}
+
+// readError describes a failed read after got of the want bytes of a
+// filter.
+func readError(err error, got, want int) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: stream ends after %d of %d bytes: %w", ErrCorrupt, got, want, io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("bloom: reading filter after %d bytes: %w", got, err)
+}

@@ -1,0 +1,122 @@
+package bloom
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mitzbloom/mitzbloom/internal/bitarray"
+	"github.com/mitzbloom/mitzbloom/internal/javamath"
+	"github.com/mitzbloom/mitzbloom/strategy"
+)
+
+// Guava computes ln 2 with Math.log(2) and its square as a product; both are
+// exact constants that Java and Go agree on.
+const (
+	ln2   = 0.6931471805599453
+	ln2sq = 0.4804530139182014 // ln2 * ln2
+)
+
+// maxHashFunctions is the largest k: Guava's serialized form stores it in one
+// unsigned byte.
+const maxHashFunctions = 255
+
+// An Option configures New and Size.
+type Option func(config) config
+
+type config struct {
+	strategy    strategy.Strategy
+	legacyHashK bool
+}
+
+// WithStrategy selects the strategy that maps hashes to bits. The default is
+// [strategy.Murmur128Mitz64], as in all of Guava's public create methods.
+func WithStrategy(s strategy.Strategy) Option {
+	return func(c config) config { c.strategy = s; return c }
+}
+
+// WithLegacyHashCount computes the number of hash functions as Guava 31.x
+// and earlier do, k = max(1, round(m/n·ln 2)) from the unrounded bit count m,
+// instead of current Guava's k = max(1, round(-ln p / ln 2)). The two differ
+// only for tiny n (for p = 0.01, at n = 1 and n = 3); use it to build filters
+// identical to those of a Java service on Guava 31.x. The default is current
+// Guava's rule.
+func WithLegacyHashCount() Option {
+	return func(c config) config { c.legacyHashK = true; return c }
+}
+
+// sizing is what New builds: words 64-bit words and k hash functions.
+type sizing struct {
+	words int
+	k     int
+	cfg   config
+}
+
+// Size reports the bit size and the number of hash functions New would use
+// for the same arguments, or the error New would return. Size allocates
+// nothing when called without options.
+//
+// Like Guava, Size treats expectedInsertions == 0 as 1 and rounds the optimal
+// number of bits up to a multiple of 64.
+func Size(expectedInsertions int64, fpp float64, opts ...Option) (bitSize int64, numHashFunctions int, err error) {
+	s, err := size(expectedInsertions, fpp, opts)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int64(s.words) * 64, s.k, nil
+}
+
+func size(n int64, p float64, opts []Option) (sizing, error) {
+	cfg := config{strategy: strategy.Murmur128Mitz64}
+	// Options take and return the config by value, so that it does not
+	// escape and Size allocates nothing.
+	for _, o := range opts {
+		cfg = o(cfg)
+	}
+	// Guava's checks, in Guava's order and with its wording.
+	if n < 0 {
+		return sizing{}, fmt.Errorf("%w: expected insertions (%d) must be >= 0", ErrInvalidArgument, n)
+	}
+	if !(p > 0) {
+		return sizing{}, fmt.Errorf("%w: false positive probability (%s) must be > 0.0", ErrInvalidArgument, javamath.FormatDouble(p))
+	}
+	if !(p < 1) {
+		return sizing{}, fmt.Errorf("%w: false positive probability (%s) must be < 1.0", ErrInvalidArgument, javamath.FormatDouble(p))
+	}
+	if cfg.strategy == nil {
+		return sizing{}, fmt.Errorf("%w: strategy is nil", ErrInvalidArgument)
+	}
+	if n == 0 {
+		n = 1
+	}
+	logP := javamath.Log(p)
+	numBits := javamath.DoubleToLong(float64(-n) * logP / ln2sq)
+	var k int
+	if cfg.legacyHashK {
+		k = javaHashCount(float64(numBits) / float64(n) * ln2)
+	} else {
+		k = javaHashCount(-logP / ln2)
+	}
+	// Guava builds the bit array before the filter checks k, so an empty or
+	// oversized array is reported first.
+	if numBits == 0 {
+		return sizing{}, fmt.Errorf("%w: could not create filter of 0 bits: the bit size must be > 0", ErrInvalidArgument)
+	}
+	words := (numBits-1)/64 + 1
+	if words > maxWords {
+		return sizing{}, fmt.Errorf("%w: could not create filter of %d bits: %d words is more than %d", ErrInvalidArgument, numBits, words, maxWords)
+	}
+	if k > maxHashFunctions {
+		return sizing{}, fmt.Errorf("%w: could not create filter of %d bits: number of hash functions (%d) must be <= %d", ErrInvalidArgument, numBits, k, maxHashFunctions)
+	}
+	return sizing{words: int(words), k: k, cfg: cfg}, nil
+}
+
+// javaHashCount is Guava's Math.max(1, (int) Math.round(x)), with Java's
+// rounding and its narrowing of long to int.
+func javaHashCount(x float64) int {
+	return max(1, int(int32(javamath.Round(x))))
+}
+
+// maxWords is the largest filter, in 64-bit words: Guava's limit, and on a
+// 32-bit platform also what the address space can hold.
+const maxWords = min(bitarray.MaxWords, math.MaxInt/8)

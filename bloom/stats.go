@@ -1,0 +1,55 @@
+package bloom
+
+import (
+	"math"
+
+	"github.com/bits-and-blooms/bitset"
+	"github.com/mitzbloom/mitzbloom/internal/javamath"
+	"github.com/mitzbloom/mitzbloom/strategy"
+)
+
+// BitSize returns the number of bits in f, a multiple of 64. Guava keeps its
+// bitSize() package-private; it is the modulus of every index.
+func (f *Filter[T]) BitSize() int64 { return f.bits.BitSize() }
+
+// NumHashFunctions returns k, the number of bits each value sets.
+func (f *Filter[T]) NumHashFunctions() int { return f.k }
+
+// Strategy returns the strategy f maps hashes to bits with.
+func (f *Filter[T]) Strategy() strategy.Strategy { return f.strategy }
+
+// BitCount returns the number of bits set in f. It reads every word of f.
+func (f *Filter[T]) BitCount() int64 { return f.bits.Count() }
+
+// Bits returns a snapshot of f's bits: bit i of the result is bit i of the
+// filter, the bit that index i of the strategy sets.
+func (f *Filter[T]) Bits() *bitset.BitSet { return bitset.From(f.bits.Words()) }
+
+// ExpectedFPP returns the probability that MightContain returns true for a
+// value that was never put, estimated from the fraction of bits set as
+// Guava's expectedFpp() estimates it: (bitCount/bitSize)^k. It is 0 for an
+// empty filter and 1 for a saturated one. The power is correctly rounded;
+// Java's Math.pow almost always is too, and otherwise differs in the last bit.
+func (f *Filter[T]) ExpectedFPP() float64 {
+	return javamath.PowInt(float64(f.bits.Count())/float64(f.BitSize()), f.k)
+}
+
+// ApproximateElementCount estimates the number of distinct values put in f
+// from the fraction of bits set, as Guava's approximateElementCount() does:
+// -ln(1 - bitCount/bitSize) · bitSize / k, rounded half up. The estimate is
+// good while f holds no more than its expected insertions.
+//
+// A saturated filter, every bit set, says nothing about how many values it
+// holds: there Guava throws ArithmeticException, and ApproximateElementCount
+// returns math.MaxInt64.
+func (f *Filter[T]) ApproximateElementCount() int64 {
+	bitSize := f.BitSize()
+	fraction := float64(f.bits.Count()) / float64(bitSize)
+	x := -math.Log1p(-fraction) * float64(bitSize) / float64(f.k)
+	if math.IsInf(x, 0) {
+		return math.MaxInt64
+	}
+	// Guava's DoubleMath.roundToLong(x, HALF_UP); x >= 0, where math.Round
+	// rounds the same way.
+	return int64(math.Round(x))
+}

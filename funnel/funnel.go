@@ -1,0 +1,64 @@
+// Package funnel turns Go values into the byte streams that Guava's
+// BloomFilter hashes.
+//
+// A [Funnel] decomposes a value into primitives and feeds them to a [Sink],
+// as a Guava Funnel feeds a PrimitiveSink. Each Sink method writes exactly the
+// bytes its Guava counterpart writes (little-endian primitives, raw IEEE-754
+// bits, UTF-8 or UTF-16 code units), even where another encoding would be
+// cheaper: byte-exact encodings are the point, because a Java Funnel and a Go
+// Funnel that feed the same primitives in the same order produce the same
+// hash, and so the same filter. The README has a table of the Java funnel that
+// matches each Go funnel.
+//
+// The hash depends only on the concatenated bytes, not on how they were split
+// between calls, which is also why fields of variable length need a length or
+// a tag in front of them when a key has more than one: without it, ("ab","c")
+// and ("a","bc") feed the same bytes.
+package funnel
+
+import "reflect"
+
+// A Funnel feeds the primitives that make up a value of type T into a Sink.
+//
+// A filter calls its Funnel from every goroutine that calls Put or
+// MightContain, so a Funnel must be safe for concurrent use; the built-in
+// funnels are stateless. A Funnel must feed the same bytes for equal values
+// every time, or a filter will report false negatives.
+type Funnel[T any] interface {
+	Funnel(v T, into Sink)
+}
+
+// Func adapts an ordinary function to a Funnel.
+//
+// Two Func funnels are equal (see [Equal]) when they are the same function.
+type Func[T any] func(v T, into Sink)
+
+// Funnel calls fn(v, into).
+func (fn Func[T]) Funnel(v T, into Sink) { fn(v, into) }
+
+// Equal reports whether a and b are the same funnel, the Go counterpart of
+// Guava's Funnel.equals, which filters check before they combine.
+//
+// Built-in funnels equal only themselves; Sequential funnels are equal when
+// their element funnels are; Func funnels are equal when they wrap the same
+// function (for closures, the same code, whatever it captured); any other
+// funnels are equal when they have the same type and are equal comparable
+// values. Funnels that cannot be compared are not equal.
+func Equal[T any](a, b Funnel[T]) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if va.Type() != vb.Type() {
+		return false
+	}
+	if e, ok := a.(interface{ equal(Funnel[T]) bool }); ok {
+		return e.equal(b)
+	}
+	if va.Kind() == reflect.Func {
+		return va.Pointer() == vb.Pointer()
+	}
+	// Comparable looks inside interface fields, so == below cannot panic on
+	// a struct that holds, say, a func.
+	return va.Comparable() && vb.Comparable() && va.Equal(vb)
+}

@@ -1,0 +1,135 @@
+// Package bitarray implements the lock-free bit array under a Bloom filter,
+// with the semantics of Guava's LockFreeBitArray.
+//
+// Every read and write of a word is a sync/atomic operation on a []uint64,
+// and nothing takes a lock. Set is one atomic OR on a 64-bit word, so a Get
+// that happens after a Set returns (in the sense of the Go memory model) sees
+// that bit. Operations that visit every word (Count, Words, Equal, PutAll,
+// Copy) see each word atomically but the array as a rolling snapshot while
+// writers are active, and exactly once they are quiet.
+//
+// The array holds plain []uint64 rather than []atomic.Uint64 so that a decoded
+// stream can become an Array without a second copy; the first word of an
+// allocated slice is 64-bit aligned on every platform, so the 64-bit atomic
+// functions are safe on 32-bit architectures too.
+//
+// Bit i lives in word i>>6 under mask 1<<(i&63), as in Guava: bit 0 is the
+// least significant bit of word 0.
+package bitarray
+
+import (
+	"math/bits"
+	"sync/atomic"
+)
+
+// MaxWords is the largest number of words an Array may have: Guava's
+// AtomicLongArray is int-indexed, and its serialized form stores the word
+// count as a signed 32-bit integer.
+const MaxWords = 1<<31 - 1
+
+// An Array is a fixed-size array of bits that is safe for concurrent use.
+// The zero Array has no bits; create one with New or FromWords.
+type Array struct {
+	words []uint64
+}
+
+// New returns an array of words 64-bit words, all zero.
+// It panics if words is not in [1, MaxWords]; callers validate sizes first.
+func New(words int) *Array {
+	if words < 1 || words > MaxWords {
+		panic("bitarray: word count out of range")
+	}
+	return &Array{words: make([]uint64, words)}
+}
+
+// FromWords returns an array that takes ownership of words: the caller must
+// not use the slice afterwards. It panics if len(words) is not in [1, MaxWords].
+func FromWords(words []uint64) *Array {
+	if len(words) < 1 || len(words) > MaxWords {
+		panic("bitarray: word count out of range")
+	}
+	return &Array{words: words}
+}
+
+// BitSize returns the number of bits in a, a multiple of 64.
+func (a *Array) BitSize() int64 { return int64(len(a.words)) * 64 }
+
+// WordCount returns the number of 64-bit words in a.
+func (a *Array) WordCount() int { return len(a.words) }
+
+// Get reports whether bit i is set.
+func (a *Array) Get(i uint64) bool {
+	return atomic.LoadUint64(&a.words[i>>6])&(1<<(i&63)) != 0
+}
+
+// Set sets bit i and reports whether this call changed it.
+//
+// Like Guava it reads the word before writing it: a bit that is already set,
+// the common case in a filter that is filling up, costs a plain load and never
+// takes the cache line away from other cores.
+func (a *Array) Set(i uint64) bool {
+	w := &a.words[i>>6]
+	mask := uint64(1) << (i & 63)
+	if atomic.LoadUint64(w)&mask != 0 {
+		return false
+	}
+	return atomic.OrUint64(w, mask)&mask == 0
+}
+
+// Word returns word i.
+func (a *Array) Word(i int) uint64 { return atomic.LoadUint64(&a.words[i]) }
+
+// OrWord ORs v into word i, as Guava's putData does.
+func (a *Array) OrWord(i int, v uint64) {
+	w := &a.words[i]
+	if old := atomic.LoadUint64(w); old|v != old {
+		atomic.OrUint64(w, v)
+	}
+}
+
+// Count returns the number of set bits. It reads every word, so it costs
+// BitSize()/64 atomic loads; Guava keeps a running counter instead, which
+// would put an extra atomic add on every Set.
+func (a *Array) Count() int64 {
+	var n int
+	for i := range a.words {
+		n += bits.OnesCount64(atomic.LoadUint64(&a.words[i]))
+	}
+	return int64(n)
+}
+
+// Words returns a copy of the words of a.
+func (a *Array) Words() []uint64 {
+	out := make([]uint64, len(a.words))
+	for i := range a.words {
+		out[i] = atomic.LoadUint64(&a.words[i])
+	}
+	return out
+}
+
+// Copy returns an independent copy of a.
+func (a *Array) Copy() *Array { return &Array{words: a.Words()} }
+
+// PutAll ORs every word of other into a. The arrays must have the same
+// length; PutAll panics otherwise, as callers check compatibility first.
+func (a *Array) PutAll(other *Array) {
+	if len(a.words) != len(other.words) {
+		panic("bitarray: PutAll of arrays of different lengths")
+	}
+	for i := range other.words {
+		a.OrWord(i, atomic.LoadUint64(&other.words[i]))
+	}
+}
+
+// Equal reports whether a and other have the same length and the same words.
+func (a *Array) Equal(other *Array) bool {
+	if len(a.words) != len(other.words) {
+		return false
+	}
+	for i := range a.words {
+		if atomic.LoadUint64(&a.words[i]) != atomic.LoadUint64(&other.words[i]) {
+			return false
+		}
+	}
+	return true
+}

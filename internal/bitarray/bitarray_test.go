@@ -1,0 +1,115 @@
+package bitarray
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/bits-and-blooms/bitset"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAgainstBitSet checks Set, Get and Count against bitset.BitSet, which
+// uses the same layout (bit i in word i/64 under 1<<(i%64)).
+func TestAgainstBitSet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, words := range []int{1, 2, 3, 150} {
+		a := New(words)
+		ref := bitset.New(uint(words * 64))
+		require.EqualValues(t, words*64, a.BitSize())
+		for range 4 * words * 64 {
+			i := rng.Uint64N(uint64(words * 64))
+			want := !ref.Test(uint(i))
+			ref.Set(uint(i))
+			assert.Equal(t, want, a.Set(i), "Set(%d) reports whether it changed the bit", i)
+			assert.True(t, a.Get(i))
+		}
+		assert.Equal(t, ref.Words(), a.Words())
+		assert.EqualValues(t, ref.Count(), a.Count())
+		for i := range uint64(words * 64) {
+			assert.Equal(t, ref.Test(uint(i)), a.Get(i))
+		}
+	}
+}
+
+func TestLayout(t *testing.T) {
+	a := New(2)
+	a.Set(0)
+	a.Set(63)
+	a.Set(64)
+	a.Set(127)
+	assert.Equal(t, []uint64{1 | 1<<63, 1 | 1<<63}, a.Words())
+}
+
+func TestWordOperations(t *testing.T) {
+	a := New(3)
+	a.OrWord(1, 0xf0)
+	a.OrWord(1, 0x0f)
+	assert.Equal(t, uint64(0xff), a.Word(1))
+	assert.EqualValues(t, 8, a.Count())
+
+	b := FromWords([]uint64{1, 2, 4})
+	c := b.Copy()
+	assert.True(t, b.Equal(c))
+	c.Set(100)
+	assert.False(t, b.Equal(c), "a copy shares no state")
+	assert.False(t, b.Get(100))
+
+	a.PutAll(b)
+	assert.Equal(t, []uint64{1, 0xff, 4}, a.Words())
+	assert.Equal(t, []uint64{1, 2, 4}, b.Words(), "PutAll leaves its argument alone")
+	assert.False(t, a.Equal(New(4)))
+	assert.Panics(t, func() { a.PutAll(New(4)) })
+	assert.Panics(t, func() { New(0) })
+	assert.Panics(t, func() { FromWords(nil) })
+}
+
+// TestConcurrentSet has many goroutines set overlapping bits at once: no bit
+// is lost, exactly one Set reports each change, and Count is exact once they
+// are done.
+func TestConcurrentSet(t *testing.T) {
+	const goroutines, words = 8, 64
+	perG := 5000 // about 2/3 of the bits end up set
+	if testing.Short() {
+		perG = 1000
+	}
+	a := New(words)
+	changed := make([]int, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g%4), 7)) // pairs of goroutines set the same bits
+			for range perG {
+				if a.Set(rng.Uint64N(words * 64)) {
+					changed[g]++
+				}
+				_ = a.Get(rng.Uint64N(words * 64))
+			}
+		}()
+	}
+	wg.Wait()
+
+	ref := bitset.New(words * 64)
+	for g := range 4 {
+		rng := rand.New(rand.NewPCG(uint64(g), 7))
+		for range perG {
+			ref.Set(uint(rng.Uint64N(words * 64)))
+			rng.Uint64N(words * 64) // the goroutine's Get
+		}
+	}
+	assert.Equal(t, ref.Words(), a.Words())
+	total := 0
+	for _, c := range changed {
+		total += c
+	}
+	assert.EqualValues(t, ref.Count(), total, "each bit's change is reported once")
+	var pop int
+	for _, w := range a.Words() {
+		pop += bits.OnesCount64(w)
+	}
+	assert.EqualValues(t, pop, a.Count())
+}
