@@ -28,17 +28,6 @@ var (
 	_ fmt.Stringer               = (*bloom.Filter[string])(nil)
 )
 
-// specVector is one of the extra golden vectors of
-// ../shared/spec/guava-behaviour.md §8.3, generated with Guava.
-type specVector struct {
-	name     string
-	build    func(t *testing.T) interface{ MarshalBinary() ([]byte, error) }
-	bitCount int64
-	fpp      float64
-	count    int64
-	hex      string
-}
-
 func mustNew[T any](t *testing.T, f funnel.Funnel[T], n int64, p float64, opts ...bloom.Option) *bloom.Filter[T] {
 	t.Helper()
 	filter, err := bloom.New(f, n, p, opts...)

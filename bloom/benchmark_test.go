@@ -1,0 +1,138 @@
+package bloom_test
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/strategy"
+)
+
+var benchSizes = []int64{1e4, 1e6}
+
+var benchStrategies = map[string]strategy.Strategy{"mitz32": strategy.Murmur128Mitz32, "mitz64": strategy.Murmur128Mitz64}
+
+func hostPort(i int64) string {
+	return "10.0." + strconv.FormatInt(i>>8&255, 10) + "." + strconv.FormatInt(i&255, 10) + ":" + strconv.FormatInt(1024+i%60000, 10)
+}
+
+// benchKeys returns n keys of each kind, built before the timer starts.
+func benchKeys[T any](n int64, key func(int64) T) []T {
+	keys := make([]T, n)
+	for i := range keys {
+		keys[i] = key(int64(i))
+	}
+	return keys
+}
+
+func benchPut[T any](b *testing.B, f funnel.Funnel[T], n int64, s strategy.Strategy, key func(int64) T) {
+	keys := benchKeys(n, key)
+	filter, err := bloom.New(f, n, 0.01, bloom.WithStrategy(s))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		filter.Put(keys[i])
+		if i++; i == len(keys) {
+			i = 0
+		}
+	}
+}
+
+func benchMightContain[T any](b *testing.B, f funnel.Funnel[T], n int64, s strategy.Strategy, key func(int64) T) {
+	filter, err := bloom.New(f, n, 0.01, bloom.WithStrategy(s))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		filter.Put(key(i))
+	}
+	// Half the probes were put, half were not.
+	probes := benchKeys(n, func(i int64) T { return key(i/2 + i%2*n) })
+	b.ReportAllocs()
+	i, found := 0, 0
+	for b.Loop() {
+		if filter.MightContain(probes[i]) {
+			found++
+		}
+		if i++; i == len(probes) {
+			i = 0
+		}
+	}
+	sink = found
+}
+
+var sink int
+
+// BenchmarkPut measures Put on a filter sized for n at p = 0.01, cycling
+// through n keys: the filter fills up to its expected insertions.
+func BenchmarkPut(b *testing.B) {
+	for _, n := range benchSizes {
+		for name, s := range benchStrategies {
+			b.Run(fmt.Sprintf("funnel=int64/strategy=%s/n=%d", name, n), func(b *testing.B) {
+				benchPut(b, funnel.Int64, n, s, func(i int64) int64 { return i })
+			})
+			b.Run(fmt.Sprintf("funnel=string/strategy=%s/n=%d", name, n), func(b *testing.B) {
+				benchPut(b, funnel.String, n, s, hostPort)
+			})
+		}
+	}
+}
+
+// BenchmarkMightContain measures MightContain on a full filter, half of the
+// probes present and half absent.
+func BenchmarkMightContain(b *testing.B) {
+	for _, n := range benchSizes {
+		for name, s := range benchStrategies {
+			b.Run(fmt.Sprintf("funnel=int64/strategy=%s/n=%d", name, n), func(b *testing.B) {
+				benchMightContain(b, funnel.Int64, n, s, func(i int64) int64 { return i })
+			})
+			b.Run(fmt.Sprintf("funnel=string/strategy=%s/n=%d", name, n), func(b *testing.B) {
+				benchMightContain(b, funnel.String, n, s, hostPort)
+			})
+		}
+	}
+}
+
+// BenchmarkPutParallel measures Put from all Ps at once, lock-free, against
+// the same filter behind a sync.Mutex.
+func BenchmarkPutParallel(b *testing.B) {
+	const n = 1e6
+	b.Run("lock-free", func(b *testing.B) {
+		filter, _ := bloom.New(funnel.Int64, n, 0.01)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := int64(0); pb.Next(); i++ {
+				filter.Put(i % n)
+			}
+		})
+	})
+	b.Run("mutex", func(b *testing.B) {
+		filter, _ := bloom.New(funnel.Int64, n, 0.01)
+		var mu sync.Mutex
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := int64(0); pb.Next(); i++ {
+				mu.Lock()
+				filter.Put(i % n)
+				mu.Unlock()
+			}
+		})
+	})
+}
+
+func BenchmarkWriteTo(b *testing.B) {
+	filter, _ := bloom.New(funnel.Int64, 1e6, 0.01)
+	b.SetBytes(6 + filter.BitSize()/8)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := filter.MarshalBinary(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,333 @@
+/*
+ * Interop.java: the Guava side of TestJavaInterop (bloom/interop_test.go).
+ *
+ * The Go test compiles this file against the Guava jar of the machine, runs it
+ * once as
+ *
+ *     java -cp <classes>:<guava.jar> Interop <dir>
+ *
+ * and compares what it prints with the Go library. Everything Guava computes
+ * comes from this run; nothing is stored.
+ *
+ * <dir>/cases.txt, written by the Go test, holds lines of three kinds:
+ *
+ *     filter <id> <funnel> <strategyOrdinal> <expectedInsertions> <fppBits>
+ *     i <value>          a value to put, in order
+ *     p <value>          a held-out value to probe with mightContain
+ *     end                the filter is complete
+ *     size <n> <fppBits> a sizing question
+ *
+ * fppBits is Double.doubleToRawLongBits in hex, so that no decimal rounding
+ * gets in the way. Values are encoded per funnel (see decoder()): strings and
+ * byte arrays as hex (strings as their UTF-8 bytes), numbers in decimal,
+ * lists comma-separated, records as comma-separated fields.
+ *
+ * For each filter it:
+ *   - builds it with the package-private BloomFilter.create(funnel, long,
+ *     double, Strategy), through reflection, puts the values and writes it
+ *     with writeTo to <dir>/java-<id>.bin for the Go side to read;
+ *   - reads <dir>/go-<id>.bin, the filter the Go library built from the same
+ *     values, with BloomFilter.readFrom and compares it with its own.
+ * and prints one report line:
+ *
+ *     filter <id> puts=<0|1...> probes=<0|1...> count=<long|saturated>
+ *            fpp=<hex bits> goEquals=<bool> goContainsAll=<bool> goRest=<bytes>
+ *
+ * puts are the put() results, probes the mightContain() answers for the p
+ * values, count is approximateElementCount(), fpp is expectedFpp(), goEquals
+ * is goFilter.equals(javaFilter), goContainsAll whether the Go filter
+ * mightContain every put value, goRest how many bytes of the Go file readFrom
+ * left unread.
+ *
+ * For each size line it calls the package-private static
+ * optimalNumOfBits(max(n, 1), p) and optimalNumOfHashFunctions(max(n, 1),
+ * numBits) as create() does, allocating nothing, and prints
+ *
+ *     size <n> <fppBits> <numBits> <k>
+ *
+ * The last line is "end <filters> <sizes>", so that the Go side can tell a
+ * complete report from a truncated one. Any failure is an exception and a
+ * non-zero exit status.
+ */
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import com.google.common.hash.BloomFilter;
+import com.google.common.hash.Funnel;
+import com.google.common.hash.Funnels;
+import com.google.common.hash.PrimitiveSink;
+import java.io.BufferedOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.function.Function;
+
+public final class Interop {
+  private static final HexFormat HEX = HexFormat.of();
+
+  /** The record of the custom funnel; the Go side is golden.Record. */
+  record Rec(
+      byte b,
+      boolean bool,
+      short s,
+      char c,
+      int i,
+      long l,
+      float f,
+      double d,
+      String string,
+      String chars,
+      byte[] bytes) {}
+
+  /**
+   * The custom multi-field funnel, golden.RecordFunnel in Go: one field of
+   * every primitive kind. An enum, as Guava's own funnels are, so that
+   * BloomFilter.equals sees the same funnel on both filters.
+   */
+  enum RecordFunnel implements Funnel<Rec> {
+    INSTANCE;
+
+    @Override
+    public void funnel(Rec r, PrimitiveSink into) {
+      into.putByte(r.b())
+          .putBoolean(r.bool())
+          .putShort(r.s())
+          .putChar(r.c())
+          .putInt(r.i())
+          .putLong(r.l())
+          .putFloat(r.f())
+          .putDouble(r.d())
+          .putString(r.string(), UTF_8)
+          .putUnencodedChars(r.chars())
+          .putBytes(r.bytes());
+    }
+  }
+
+  /** A funnel and how to decode its values from cases.txt. */
+  record Kind(Funnel<Object> funnel, Function<String, Object> decode) {}
+
+  @SuppressWarnings("unchecked")
+  private static Kind kind(String name) {
+    Funnel<?> funnel;
+    Function<String, Object> decode;
+    switch (name) {
+      case "bytes" -> {
+        funnel = Funnels.byteArrayFunnel();
+        decode = HEX::parseHex;
+      }
+      case "string" -> {
+        funnel = Funnels.stringFunnel(UTF_8);
+        decode = Interop::utf8;
+      }
+      case "unencodedChars" -> {
+        funnel = Funnels.unencodedCharsFunnel();
+        decode = Interop::utf8;
+      }
+      case "int" -> {
+        funnel = Funnels.integerFunnel();
+        decode = Integer::valueOf;
+      }
+      case "long" -> {
+        funnel = Funnels.longFunnel();
+        decode = Long::valueOf;
+      }
+      case "sequentialLong" -> {
+        funnel = Funnels.sequentialFunnel(Funnels.longFunnel());
+        decode = Interop::longList;
+      }
+      case "record" -> {
+        funnel = RecordFunnel.INSTANCE;
+        decode = Interop::rec;
+      }
+      default -> throw new IllegalArgumentException("unknown funnel " + name);
+    }
+    return new Kind((Funnel<Object>) funnel, decode);
+  }
+
+  private static String utf8(String hex) {
+    return new String(HEX.parseHex(hex), UTF_8);
+  }
+
+  private static List<Long> longList(String s) {
+    List<Long> out = new ArrayList<>();
+    if (!s.isEmpty()) {
+      for (String x : s.split(",", -1)) {
+        out.add(Long.valueOf(x));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * byte,bool,short,char,int,long,floatBits,doubleBits,stringHex,charsHex,bytesHex
+   * with the numbers in decimal (char as its code unit), bool as 0 or 1 and
+   * the float and double as hex bit patterns.
+   */
+  private static Rec rec(String s) {
+    String[] f = s.split(",", -1);
+    if (f.length != 11 || !(f[1].equals("0") || f[1].equals("1"))) {
+      throw new IllegalArgumentException("bad record " + s);
+    }
+    return new Rec(
+        Byte.parseByte(f[0]),
+        f[1].equals("1"),
+        Short.parseShort(f[2]),
+        (char) Integer.parseInt(f[3]),
+        Integer.parseInt(f[4]),
+        Long.parseLong(f[5]),
+        Float.intBitsToFloat(Integer.parseUnsignedInt(f[6], 16)),
+        Double.longBitsToDouble(Long.parseUnsignedLong(f[7], 16)),
+        utf8(f[8]),
+        utf8(f[9]),
+        HEX.parseHex(f[10]));
+  }
+
+  private static double fppFromBits(String hex) {
+    return Double.longBitsToDouble(Long.parseUnsignedLong(hex, 16));
+  }
+
+  private static String bits(List<Boolean> bs) {
+    StringBuilder sb = new StringBuilder(bs.size());
+    for (boolean b : bs) {
+      sb.append(b ? '1' : '0');
+    }
+    return sb.toString();
+  }
+
+  // The package-private parts of Guava the test needs, reached by reflection
+  // because they are what create() really runs: the strategy enum, the
+  // 4-argument create, and the two sizing functions.
+  private final Object[] strategies;
+  private final Method create;
+  private final Method optimalNumOfBits;
+  private final Method optimalNumOfHashFunctions;
+
+  private Interop() throws ReflectiveOperationException {
+    strategies = Class.forName("com.google.common.hash.BloomFilterStrategies").getEnumConstants();
+    Class<?> strategyType = Class.forName("com.google.common.hash.BloomFilter$Strategy");
+    create =
+        BloomFilter.class.getDeclaredMethod(
+            "create", Funnel.class, long.class, double.class, strategyType);
+    optimalNumOfBits =
+        BloomFilter.class.getDeclaredMethod("optimalNumOfBits", long.class, double.class);
+    optimalNumOfHashFunctions =
+        BloomFilter.class.getDeclaredMethod("optimalNumOfHashFunctions", long.class, long.class);
+    create.setAccessible(true);
+    optimalNumOfBits.setAccessible(true);
+    optimalNumOfHashFunctions.setAccessible(true);
+  }
+
+  public static void main(String[] args) throws Exception {
+    if (args.length != 1) {
+      throw new IllegalArgumentException("usage: Interop <dir>");
+    }
+    Path dir = Path.of(args[0]);
+    Interop interop = new Interop();
+    List<String> lines = Files.readAllLines(dir.resolve("cases.txt"), UTF_8);
+    PrintWriter out = new PrintWriter(new BufferedOutputStream(System.out), false, UTF_8);
+    int filters = 0;
+    int sizes = 0;
+    for (int i = 0; i < lines.size(); i++) {
+      String[] w = lines.get(i).split(" ", -1);
+      switch (w[0]) {
+        case "filter" -> {
+          int end = i + 1;
+          while (!lines.get(end).equals("end")) {
+            end++;
+          }
+          interop.filter(dir, w, lines.subList(i + 1, end), out);
+          i = end;
+          filters++;
+        }
+        case "size" -> {
+          interop.size(w, out);
+          sizes++;
+        }
+        default -> throw new IllegalArgumentException("bad line " + (i + 1) + ": " + lines.get(i));
+      }
+    }
+    out.println("end " + filters + " " + sizes);
+    out.flush();
+    if (out.checkError()) {
+      throw new java.io.IOException("writing the report failed");
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private void filter(Path dir, String[] header, List<String> body, PrintWriter out)
+      throws Exception {
+    String id = header[1];
+    Kind kind = kind(header[2]);
+    Object strategy = strategies[Integer.parseInt(header[3])];
+    long n = Long.parseLong(header[4]);
+    double fpp = fppFromBits(header[5]);
+
+    BloomFilter<Object> filter =
+        (BloomFilter<Object>) create.invoke(null, kind.funnel(), n, fpp, strategy);
+    List<Object> inserted = new ArrayList<>();
+    List<Boolean> puts = new ArrayList<>();
+    List<Boolean> probes = new ArrayList<>();
+    for (String line : body) {
+      Object value = kind.decode().apply(line.substring(2));
+      switch (line.substring(0, 2)) {
+        case "i " -> {
+          inserted.add(value);
+          puts.add(filter.put(value));
+        }
+        case "p " -> probes.add(filter.mightContain(value));
+        default -> throw new IllegalArgumentException("bad value line in " + id + ": " + line);
+      }
+    }
+
+    String count;
+    try {
+      count = Long.toString(filter.approximateElementCount());
+    } catch (ArithmeticException e) {
+      count = "saturated"; // every bit set: Guava cannot estimate
+    }
+    try (OutputStream os = Files.newOutputStream(dir.resolve("java-" + id + ".bin"))) {
+      filter.writeTo(os);
+    }
+
+    BloomFilter<Object> goFilter;
+    long goRest;
+    try (InputStream in = Files.newInputStream(dir.resolve("go-" + id + ".bin"))) {
+      goFilter = BloomFilter.readFrom(in, kind.funnel());
+      goRest = in.transferTo(OutputStream.nullOutputStream());
+    }
+    boolean goContainsAll = inserted.stream().allMatch(goFilter::mightContain);
+
+    out.println(
+        "filter "
+            + id
+            + " puts="
+            + bits(puts)
+            + " probes="
+            + bits(probes)
+            + " count="
+            + count
+            + " fpp="
+            + HEX.toHexDigits(Double.doubleToRawLongBits(filter.expectedFpp()))
+            + " goEquals="
+            + goFilter.equals(filter)
+            + " goContainsAll="
+            + goContainsAll
+            + " goRest="
+            + goRest);
+  }
+
+  private void size(String[] w, PrintWriter out) throws ReflectiveOperationException {
+    long n = Long.parseLong(w[1]);
+    double p = fppFromBits(w[2]);
+    long n1 = Math.max(n, 1); // create() sizes n = 0 as 1
+    long numBits = (long) optimalNumOfBits.invoke(null, n1, p);
+    int k = (int) optimalNumOfHashFunctions.invoke(null, n1, numBits);
+    out.println("size " + w[1] + " " + w[2] + " " + numBits + " " + k);
+  }
+}
