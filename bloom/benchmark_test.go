@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
@@ -69,45 +70,59 @@ func benchMightContain[T any](b *testing.B, f funnel.Funnel[T], n int64, s strat
 
 var sink int
 
+// forEachCase runs bench for each filter size, strategy and key kind, as
+// sub-benchmarks named "funnel=int64/strategy=mitz64/n=10000".
+func forEachCase(b *testing.B, bench func(b *testing.B, n int64, s strategy.Strategy, stringKeys bool)) {
+	for _, n := range benchSizes {
+		for name, s := range benchStrategies {
+			for _, keys := range []string{"int64", "string"} {
+				b.Run(fmt.Sprintf("funnel=%s/strategy=%s/n=%d", keys, name, n), func(b *testing.B) {
+					bench(b, n, s, keys == "string")
+				})
+			}
+		}
+	}
+}
+
+func identity(i int64) int64 { return i }
+
 // BenchmarkPut measures Put on a filter sized for n at p = 0.01, cycling
 // through n keys: the filter fills up to its expected insertions.
 func BenchmarkPut(b *testing.B) {
-	for _, n := range benchSizes {
-		for name, s := range benchStrategies {
-			b.Run(fmt.Sprintf("funnel=int64/strategy=%s/n=%d", name, n), func(b *testing.B) {
-				benchPut(b, funnel.Int64, n, s, func(i int64) int64 { return i })
-			})
-			b.Run(fmt.Sprintf("funnel=string/strategy=%s/n=%d", name, n), func(b *testing.B) {
-				benchPut(b, funnel.String, n, s, hostPort)
-			})
+	forEachCase(b, func(b *testing.B, n int64, s strategy.Strategy, stringKeys bool) {
+		if stringKeys {
+			benchPut(b, funnel.String, n, s, hostPort)
+		} else {
+			benchPut(b, funnel.Int64, n, s, identity)
 		}
-	}
+	})
 }
 
 // BenchmarkMightContain measures MightContain on a full filter, half of the
 // probes present and half absent.
 func BenchmarkMightContain(b *testing.B) {
-	for _, n := range benchSizes {
-		for name, s := range benchStrategies {
-			b.Run(fmt.Sprintf("funnel=int64/strategy=%s/n=%d", name, n), func(b *testing.B) {
-				benchMightContain(b, funnel.Int64, n, s, func(i int64) int64 { return i })
-			})
-			b.Run(fmt.Sprintf("funnel=string/strategy=%s/n=%d", name, n), func(b *testing.B) {
-				benchMightContain(b, funnel.String, n, s, hostPort)
-			})
+	forEachCase(b, func(b *testing.B, n int64, s strategy.Strategy, stringKeys bool) {
+		if stringKeys {
+			benchMightContain(b, funnel.String, n, s, hostPort)
+		} else {
+			benchMightContain(b, funnel.Int64, n, s, identity)
 		}
-	}
+	})
 }
 
 // BenchmarkPutParallel measures Put from all Ps at once, lock-free, against
 // the same filter behind a sync.Mutex.
 func BenchmarkPutParallel(b *testing.B) {
 	const n = 1e6
+	// Each goroutine starts at its own offset, so that they do not put the
+	// same keys in lockstep and fight over the same cache lines.
+	var goroutines atomic.Int64
+	start := func() int64 { return goroutines.Add(1) * 7919 }
 	b.Run("lock-free", func(b *testing.B) {
 		filter, _ := bloom.New(funnel.Int64, n, 0.01)
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
-			for i := int64(0); pb.Next(); i++ {
+			for i := start(); pb.Next(); i++ {
 				filter.Put(i % n)
 			}
 		})
@@ -117,7 +132,7 @@ func BenchmarkPutParallel(b *testing.B) {
 		var mu sync.Mutex
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
-			for i := int64(0); pb.Next(); i++ {
+			for i := start(); pb.Next(); i++ {
 				mu.Lock()
 				filter.Put(i % n)
 				mu.Unlock()

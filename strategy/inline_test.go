@@ -1,0 +1,25 @@
+package strategy
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestIntendedInlining keeps the per-bit work of Put and MightContain free of
+// calls: the index step and the bit array's Get and Set must stay small
+// enough for the compiler to inline.
+func TestIntendedInlining(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the compiler")
+	}
+	out, err := exec.Command("go", "build", "-gcflags=-m", "github.com/mitzbloom/mitzbloom/strategy", "github.com/mitzbloom/mitzbloom/internal/bitarray").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)
+	}
+	for _, fn := range []string{"(*probe32).index", "(*probe64).index", "(*Array).Get", "(*Array).Set"} {
+		if !strings.Contains(string(out), "can inline "+fn) {
+			t.Errorf("%s no longer inlines", fn)
+		}
+	}
+}
