@@ -70,44 +70,37 @@ func benchMightContain[T any](b *testing.B, f funnel.Funnel[T], n int64, s strat
 
 var sink int
 
-// forEachCase runs bench for each filter size, strategy and key kind, as
+// benchOp is the operation a benchmark measures, for every kind of key.
+type benchOp struct {
+	int64s  func(*testing.B, funnel.Funnel[int64], int64, strategy.Strategy, func(int64) int64)
+	strings func(*testing.B, funnel.Funnel[string], int64, strategy.Strategy, func(int64) string)
+}
+
+// forEachCase runs op for each filter size, strategy and key kind, as
 // sub-benchmarks named "funnel=int64/strategy=mitz64/n=10000".
-func forEachCase(b *testing.B, bench func(b *testing.B, n int64, s strategy.Strategy, stringKeys bool)) {
+func forEachCase(b *testing.B, op benchOp) {
 	for _, n := range benchSizes {
 		for name, s := range benchStrategies {
-			for _, keys := range []string{"int64", "string"} {
-				b.Run(fmt.Sprintf("funnel=%s/strategy=%s/n=%d", keys, name, n), func(b *testing.B) {
-					bench(b, n, s, keys == "string")
-				})
-			}
+			b.Run(fmt.Sprintf("funnel=int64/strategy=%s/n=%d", name, n), func(b *testing.B) {
+				op.int64s(b, funnel.Int64, n, s, func(i int64) int64 { return i })
+			})
+			b.Run(fmt.Sprintf("funnel=string/strategy=%s/n=%d", name, n), func(b *testing.B) {
+				op.strings(b, funnel.String, n, s, hostPort)
+			})
 		}
 	}
 }
 
-func identity(i int64) int64 { return i }
-
 // BenchmarkPut measures Put on a filter sized for n at p = 0.01, cycling
 // through n keys: the filter fills up to its expected insertions.
 func BenchmarkPut(b *testing.B) {
-	forEachCase(b, func(b *testing.B, n int64, s strategy.Strategy, stringKeys bool) {
-		if stringKeys {
-			benchPut(b, funnel.String, n, s, hostPort)
-		} else {
-			benchPut(b, funnel.Int64, n, s, identity)
-		}
-	})
+	forEachCase(b, benchOp{benchPut[int64], benchPut[string]})
 }
 
 // BenchmarkMightContain measures MightContain on a full filter, half of the
 // probes present and half absent.
 func BenchmarkMightContain(b *testing.B) {
-	forEachCase(b, func(b *testing.B, n int64, s strategy.Strategy, stringKeys bool) {
-		if stringKeys {
-			benchMightContain(b, funnel.String, n, s, hostPort)
-		} else {
-			benchMightContain(b, funnel.Int64, n, s, identity)
-		}
-	})
+	forEachCase(b, benchOp{benchMightContain[int64], benchMightContain[string]})
 }
 
 // BenchmarkPutParallel measures Put from all Ps at once, lock-free, against

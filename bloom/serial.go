@@ -92,9 +92,9 @@ func (f *Filter[T]) appendWords(b []byte, from, to int) []byte {
 // f must feed the same bytes as the funnel the filter was built with.
 //
 // ReadFrom reads exactly the bytes of one filter and never reads ahead, so
-// bytes after it stay in r and filters can be read back to back. It reads r
-// in chunks of up to 32 KiB; wrapping r in a bufio.Reader pays only when r
-// is slow to answer small reads, which ReadFrom does not make.
+// bytes after it stay in r and filters can be read back to back. After the
+// 6-byte header it reads the words in chunks of up to 32 KiB, so a
+// bufio.Reader in front of r saves little.
 //
 // ReadFrom accepts exactly the streams Guava's readFrom accepts. It returns
 // io.EOF if r is empty, and otherwise an error wrapping [ErrCorrupt] for a
