@@ -23,7 +23,7 @@ import (
 type Filter[T any] struct {
 	funnel   funnel.Funnel[T]
 	strategy strategy.Strategy
-	probe    strategy.Prober
+	probe    strategy.Prober // strategy's probing methods, asserted once rather than per call
 	k        int
 	bits     *bitarray.Array
 }
