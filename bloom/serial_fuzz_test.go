@@ -34,7 +34,7 @@ func FuzzReadFrom(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bytes.NewReader(data)
 		filter, err := bloom.ReadFrom(r, funnel.String)
-		unmarshalled := mustNewFuzz(t)
+		unmarshalled := mustNew(t, funnel.String, 1, 0.5)
 		uerr := unmarshalled.UnmarshalBinary(data)
 		if err != nil {
 			if filter != nil {
@@ -75,14 +75,6 @@ func FuzzReadFrom(f *testing.F) {
 	})
 }
 
-func mustNewFuzz(t *testing.T) *bloom.Filter[string] {
-	f, err := bloom.New(funnel.String, 1, 0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 // FuzzRoundTrip builds filters of arbitrary sizes from arbitrary values,
 // writes and reads them back, and checks that nothing changed: no false
 // negatives, equal filters, and that New and Size agree, including on errors.
@@ -93,10 +85,11 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add(int64(-1), 0.01, false, []byte("x"))
 	f.Add(int64(1), math.SmallestNonzeroFloat64, false, []byte("x"))
 	f.Fuzz(func(t *testing.T, n int64, p float64, mitz32 bool, values []byte) {
-		opts := []bloom.Option{bloom.WithStrategy(strategy.Murmur128Mitz64)}
+		s := strategy.Murmur128Mitz64
 		if mitz32 {
-			opts = []bloom.Option{bloom.WithStrategy(strategy.Murmur128Mitz32)}
+			s = strategy.Murmur128Mitz32
 		}
+		opts := []bloom.Option{bloom.WithStrategy(s)}
 		bits, k, serr := bloom.Size(n, p, opts...)
 		if serr == nil && bits > 1<<22 {
 			t.Skip("larger than this fuzzer allocates")
