@@ -50,3 +50,11 @@ func (mitz32) MightContain(h1, _ uint64, k int, bits *bitarray.Array) bool {
 	}
 	return true
 }
+
+func (mitz32) AppendIndexes(dst []int64, h1, _ uint64, k int, bitSize int64) []int64 {
+	p := newProbe32(h1, uint64(bitSize))
+	for range k {
+		dst = append(dst, int64(p.index()))
+	}
+	return dst
+}

@@ -44,3 +44,11 @@ func (mitz64) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	}
 	return true
 }
+
+func (mitz64) AppendIndexes(dst []int64, h1, h2 uint64, k int, bitSize int64) []int64 {
+	p := probe64{h1, h2, uint64(bitSize)}
+	for range k {
+		dst = append(dst, int64(p.index()))
+	}
+	return dst
+}

@@ -121,6 +121,8 @@ func TestIndexes(t *testing.T) {
 		}
 		assert.Equal(t, tc.mitz64, got64, "MURMUR128_MITZ_64 %q", tc.value)
 		assert.Equal(t, tc.mitz32, got32, "MURMUR128_MITZ_32 %q", tc.value)
+		assert.Equal(t, toInt64(tc.mitz64), Murmur128Mitz64.AppendIndexes(nil, h1, h2, 7, int64(tc.indexBitSize)))
+		assert.Equal(t, toInt64(tc.mitz32), Murmur128Mitz32.AppendIndexes([]int64{}, h1, h2, 7, int64(tc.indexBitSize)))
 
 		// Put sets exactly those bits, and MightContain sees them.
 		for _, s := range []Strategy{Murmur128Mitz64, Murmur128Mitz32} {
@@ -188,4 +190,12 @@ func TestSum128Allocs(t *testing.T) {
 	} {
 		assert.Zero(t, testing.AllocsPerRun(1000, fn), name)
 	}
+}
+
+func toInt64(s []uint64) []int64 {
+	r := make([]int64, len(s))
+	for i, v := range s {
+		r[i] = int64(v)
+	}
+	return r
 }
