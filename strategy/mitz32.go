@@ -8,33 +8,34 @@ func (mitz32) Ordinal() int   { return 0 }
 func (mitz32) String() string { return "MURMUR128_MITZ_32" }
 func (mitz32) isStrategy()    {}
 
-// probe32 yields MURMUR128_MITZ_32's indexes: with a and b the low and high
-// 32 bits of h1, the ith index (from 1) is a+i·b in int32 arithmetic,
-// complemented (not negated) when negative, modulo the bit size. So indexes
-// never reach 2³¹, however large the filter.
+// probe32 yields MURMUR128_MITZ_32's combined hashes: with a and b the low
+// and high 32 bits of h1, the ith (from 1) is a+i·b in int32 arithmetic,
+// complemented (not negated) when negative. The bit index is the combined
+// hash modulo the bit size, so indexes never reach 2³¹, however large the
+// filter.
 type probe32 struct {
-	a, b, i int32
-	size    uint64
+	next, step int32
 }
 
-func (p *probe32) index() uint64 {
-	p.i++
-	c := p.a + p.i*p.b
+func newProbe32(h1 uint64) probe32 {
+	a, b := int32(h1), int32(h1>>32)
+	return probe32{next: a + b, step: b}
+}
+
+func (p *probe32) combined() uint64 {
+	c := p.next
+	p.next += p.step
 	if c < 0 {
 		c = ^c
 	}
-	return uint64(c) % p.size
-}
-
-func newProbe32(h1 uint64, size uint64) probe32 {
-	return probe32{a: int32(h1), b: int32(h1 >> 32), size: size}
+	return uint64(c)
 }
 
 func (mitz32) Put(h1, _ uint64, k int, bits *bitarray.Array) bool {
-	p := newProbe32(h1, uint64(bits.BitSize()))
+	p := newProbe32(h1)
 	changed := false
 	for range k {
-		if bits.Set(p.index()) {
+		if bits.Set(bits.Reduce(p.combined())) {
 			changed = true
 		}
 	}
@@ -42,9 +43,9 @@ func (mitz32) Put(h1, _ uint64, k int, bits *bitarray.Array) bool {
 }
 
 func (mitz32) MightContain(h1, _ uint64, k int, bits *bitarray.Array) bool {
-	p := newProbe32(h1, uint64(bits.BitSize()))
+	p := newProbe32(h1)
 	for range k {
-		if !bits.Get(p.index()) {
+		if !bits.Get(bits.Reduce(p.combined())) {
 			return false
 		}
 	}
@@ -52,9 +53,9 @@ func (mitz32) MightContain(h1, _ uint64, k int, bits *bitarray.Array) bool {
 }
 
 func (mitz32) AppendIndexes(dst []int64, h1, _ uint64, k int, bitSize int64) []int64 {
-	p := newProbe32(h1, uint64(bitSize))
+	p := newProbe32(h1)
 	for range k {
-		dst = append(dst, int64(p.index()))
+		dst = append(dst, int64(p.combined()%uint64(bitSize)))
 	}
 	return dst
 }

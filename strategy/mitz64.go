@@ -12,23 +12,24 @@ func (mitz64) Ordinal() int   { return 1 }
 func (mitz64) String() string { return "MURMUR128_MITZ_64" }
 func (mitz64) isStrategy()    {}
 
-// probe64 yields MURMUR128_MITZ_64's indexes: h1, h1+h2, h1+2·h2, … with
-// 64-bit wraparound, each with its sign bit cleared, modulo the bit size.
+// probe64 yields MURMUR128_MITZ_64's combined hashes: h1, h1+h2, h1+2·h2, …
+// with 64-bit wraparound, each with its sign bit cleared. The bit index is
+// the combined hash modulo the bit size.
 type probe64 struct {
-	next, step, size uint64
+	next, step uint64
 }
 
-func (p *probe64) index() uint64 {
-	i := (p.next & math.MaxInt64) % p.size
+func (p *probe64) combined() uint64 {
+	c := p.next & math.MaxInt64
 	p.next += p.step
-	return i
+	return c
 }
 
 func (mitz64) Put(h1, h2 uint64, k int, bits *bitarray.Array) bool {
-	p := probe64{h1, h2, uint64(bits.BitSize())}
+	p := probe64{h1, h2}
 	changed := false
 	for range k {
-		if bits.Set(p.index()) {
+		if bits.Set(bits.Reduce(p.combined())) {
 			changed = true
 		}
 	}
@@ -36,9 +37,9 @@ func (mitz64) Put(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 }
 
 func (mitz64) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
-	p := probe64{h1, h2, uint64(bits.BitSize())}
+	p := probe64{h1, h2}
 	for range k {
-		if !bits.Get(p.index()) {
+		if !bits.Get(bits.Reduce(p.combined())) {
 			return false
 		}
 	}
@@ -46,9 +47,9 @@ func (mitz64) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 }
 
 func (mitz64) AppendIndexes(dst []int64, h1, h2 uint64, k int, bitSize int64) []int64 {
-	p := probe64{h1, h2, uint64(bitSize)}
+	p := probe64{h1, h2}
 	for range k {
-		dst = append(dst, int64(p.index()))
+		dst = append(dst, int64(p.combined()%uint64(bitSize)))
 	}
 	return dst
 }

@@ -31,6 +31,7 @@ const MaxWords = 1<<31 - 1
 // The zero Array has no bits; create one with New or FromWords.
 type Array struct {
 	words []uint64
+	recip uint64 // ⌊(2⁶⁴−1) / BitSize()⌋, for Reduce
 }
 
 // New returns an array of words 64-bit words, all zero.
@@ -39,7 +40,11 @@ func New(words int) *Array {
 	if words < 1 || words > MaxWords {
 		panic("bitarray: word count out of range")
 	}
-	return &Array{words: make([]uint64, words)}
+	return newArray(make([]uint64, words))
+}
+
+func newArray(words []uint64) *Array {
+	return &Array{words: words, recip: reciprocal(uint64(len(words)) << 6)}
 }
 
 // FromWords returns an array that takes ownership of words: the caller must
@@ -48,11 +53,33 @@ func FromWords(words []uint64) *Array {
 	if len(words) < 1 || len(words) > MaxWords {
 		panic("bitarray: word count out of range")
 	}
-	return &Array{words: words}
+	return newArray(words)
 }
 
 // BitSize returns the number of bits in a, a multiple of 64.
 func (a *Array) BitSize() int64 { return int64(len(a.words)) * 64 }
+
+// Reduce returns x modulo BitSize(), exactly, without a divide: a probe
+// reduces k hashes per value, and a 64-bit DIV costs several times the
+// multiply and subtraction that replace it here.
+//
+// With d = BitSize() and m = ⌊(2⁶⁴−1)/d⌋ ≥ (2⁶⁴−d)/d, x·m/2⁶⁴ lies in
+// (x/d − 1, x/d], so q = ⌊x·m/2⁶⁴⌋ is ⌊x/d⌋ or one less, r = x − q·d is in
+// [0, 2d), and one conditional subtraction finishes it.
+func (a *Array) Reduce(x uint64) uint64 {
+	return reduce(x, uint64(len(a.words))<<6, a.recip)
+}
+
+func reciprocal(d uint64) uint64 { return ^uint64(0) / d }
+
+func reduce(x, d, recip uint64) uint64 {
+	q, _ := bits.Mul64(x, recip)
+	r := x - q*d
+	if r >= d {
+		r -= d
+	}
+	return r
+}
 
 // WordCount returns the number of 64-bit words in a.
 func (a *Array) WordCount() int { return len(a.words) }
@@ -108,7 +135,7 @@ func (a *Array) Words() []uint64 {
 }
 
 // Copy returns an independent copy of a.
-func (a *Array) Copy() *Array { return &Array{words: a.Words()} }
+func (a *Array) Copy() *Array { return newArray(a.Words()) }
 
 // PutAll ORs every word of other into a. The arrays must have the same
 // length; PutAll panics otherwise, as callers check compatibility first.

@@ -113,3 +113,37 @@ func TestConcurrentSet(t *testing.T) {
 	}
 	assert.EqualValues(t, pop, a.Count())
 }
+
+// TestReduce checks reduce, which Array.Reduce is, against the % operator at the edges of its range
+// (x near 0, near multiples of the size, near 2⁶³ and 2⁶⁴) and at random, for
+// sizes from one word to MaxWords.
+func TestReduce(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	sizes := []int{1, 2, 3, 7, 150, 1 << 20, 1<<20 + 1, 14_971_243, MaxWords - 1, MaxWords}
+	for range 20 {
+		sizes = append(sizes, 1+r.IntN(MaxWords))
+	}
+	for _, words := range sizes {
+		d := uint64(words) * 64
+		m := reciprocal(d)
+		xs := []uint64{0, 1, d - 1, d, d + 1, 2*d - 1, 2 * d, 1<<63 - 1, 1 << 63, ^uint64(0), ^uint64(0) - d}
+		for range 2000 {
+			xs = append(xs, r.Uint64(), r.Uint64()>>1, r.Uint64()%(4*d), (r.Uint64()/d)*d+r.Uint64()%2)
+		}
+		for _, x := range xs {
+			if got, want := reduce(x, d, m), x%d; got != want {
+				t.Fatalf("Reduce(%d) with %d bits = %d, want %d", x, d, got, want)
+			}
+		}
+	}
+}
+
+func FuzzReduce(f *testing.F) {
+	f.Add(uint64(1<<63-1), uint32(150))
+	f.Fuzz(func(t *testing.T, x uint64, words uint32) {
+		d := (uint64(words%MaxWords) + 1) * 64
+		if got, want := reduce(x, d, reciprocal(d)), x%d; got != want {
+			t.Fatalf("reduce(%d) with %d bits = %d, want %d", x, d, got, want)
+		}
+	})
+}
