@@ -103,6 +103,56 @@ func BenchmarkMightContain(b *testing.B) {
 	forEachCase(b, benchOp{benchMightContain[int64], benchMightContain[string]})
 }
 
+// batchLen is how many values each batch call of the benchmarks takes.
+const batchLen = 256
+
+// benchMany runs do over b.N keys cycled from keys, batchLen at a time, so
+// that ns/op is per key, comparable with the one-key benchmarks.
+func benchMany[T any](b *testing.B, keys []T, do func([]T)) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done, i := 0, 0; done < b.N; {
+		m := min(batchLen, b.N-done, len(keys)-i)
+		do(keys[i : i+m])
+		done += m
+		if i += m; i == len(keys) {
+			i = 0
+		}
+	}
+}
+
+func benchPutMany[T any](b *testing.B, f funnel.Funnel[T], n int64, s strategy.Strategy, key func(int64) T) {
+	keys := benchKeys(n, key)
+	filter, err := bloom.New(f, n, 0.01, bloom.WithStrategy(s))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchMany(b, keys, filter.PutMany)
+}
+
+func benchMightContainMany[T any](b *testing.B, f funnel.Funnel[T], n int64, s strategy.Strategy, key func(int64) T) {
+	filter, err := bloom.New(f, n, 0.01, bloom.WithStrategy(s))
+	if err != nil {
+		b.Fatal(err)
+	}
+	filter.PutMany(benchKeys(n, key))
+	probes := benchKeys(n, func(i int64) T { return key(i/2 + i%2*n) })
+	answers := make([]bool, 0, batchLen)
+	benchMany(b, probes, func(vs []T) { answers = filter.MightContainMany(answers[:0], vs) })
+}
+
+// BenchmarkPutMany measures PutMany in batches of 256 keys, per key, on the
+// workload of BenchmarkPut.
+func BenchmarkPutMany(b *testing.B) {
+	forEachCase(b, benchOp{benchPutMany[int64], benchPutMany[string]})
+}
+
+// BenchmarkMightContainMany measures MightContainMany in batches of 256
+// keys, per key, on the workload of BenchmarkMightContain.
+func BenchmarkMightContainMany(b *testing.B) {
+	forEachCase(b, benchOp{benchMightContainMany[int64], benchMightContainMany[string]})
+}
+
 // BenchmarkPutParallel measures Put from all Ps at once, lock-free, against
 // the same filter behind a sync.Mutex.
 func BenchmarkPutParallel(b *testing.B) {

@@ -24,7 +24,7 @@ type Filter[T any] struct {
 	funnel   funnel.Funnel[T]
 	hash     func(T) (h1, h2 uint64) // strategy.HashFunc(funnel)
 	strategy strategy.Strategy
-	probe    strategy.Prober // strategy's probing methods, asserted once rather than per call
+	probe    strategy.Prober
 	k        int
 	bits     *bitarray.Array
 }
@@ -50,7 +50,7 @@ func New[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts 
 }
 
 func newFilter[T any](f funnel.Funnel[T], s strategy.Strategy, k int, bits *bitarray.Array) *Filter[T] {
-	return &Filter[T]{funnel: f, hash: strategy.HashFunc(f), strategy: s, probe: s.(strategy.Prober), k: k, bits: bits}
+	return &Filter[T]{funnel: f, hash: strategy.HashFunc(f), strategy: s, probe: strategy.ProberFor(s), k: k, bits: bits}
 }
 
 // Put adds v to f and reports whether any bit changed. Put returning true

@@ -90,6 +90,15 @@ func goldenCase[T any](t *testing.T, c golden.Filter, f funnel.Funnel[T], decode
 	sum := sha256.Sum256(buf.Bytes())
 	assert.Equal(t, c.SerializedSha256, hex.EncodeToString(sum[:]))
 
+	// The batch calls build Guava's bytes and give Guava's answers too.
+	batch, err := bloom.New(f, c.ExpectedInsertions, c.Fpp, bloom.WithStrategy(strategyNamed(t, c.Strategy)), bloom.WithLegacyHashCount())
+	require.NoError(t, err)
+	batch.PutMany(inserts)
+	batchBytes, err := batch.MarshalBinary()
+	require.NoError(t, err)
+	assert.Equal(t, c.SerializedHex, hex.EncodeToString(batchBytes), "PutMany")
+	assert.Equal(t, c.ProbeResults, batch.MightContainMany(nil, golden.DecodeAll(c.Probes, decode)), "MightContainMany")
+
 	// Guava's bytes read back into an equal filter.
 	read, err := bloom.ReadFrom(bytes.NewReader(golden.MustHex(c.SerializedHex)), f)
 	require.NoError(t, err)
@@ -154,6 +163,30 @@ func ruledCase[T any](t *testing.T, c golden.Ruled, f funnel.Funnel[T], value fu
 	assert.Len(t, data, c.SerializedLength)
 	sum := sha256.Sum256(data)
 	assert.Equal(t, c.SerializedSha256, hex.EncodeToString(sum[:]))
+
+	// The batch calls, in slices of uneven lengths, build the same bytes and
+	// give the same answers.
+	batch, err := bloom.New(f, c.ExpectedInsertions, c.Fpp, bloom.WithStrategy(strategyNamed(t, c.Strategy)), bloom.WithLegacyHashCount())
+	require.NoError(t, err)
+	var answers []bool
+	for _, r := range [][2]int{{0, c.Inserts}, {c.Inserts, c.Inserts + c.Probes}} {
+		for lo := r[0]; lo < r[1]; lo += 997 {
+			vs := make([]T, 0, 997)
+			for i := lo; i < min(lo+997, r[1]); i++ {
+				vs = append(vs, value(i))
+			}
+			if r[0] == 0 {
+				batch.PutMany(vs)
+			} else {
+				answers = batch.MightContainMany(answers, vs)
+			}
+		}
+	}
+	assert.Equal(t, c.ProbeResults, answers, "MightContainMany")
+	data, err = batch.MarshalBinary()
+	require.NoError(t, err)
+	sum = sha256.Sum256(data)
+	assert.Equal(t, c.SerializedSha256, hex.EncodeToString(sum[:]), "PutMany")
 }
 
 func TestRuledGolden(t *testing.T) {

@@ -31,7 +31,7 @@ func (p *probe32) combined() uint64 {
 	return uint64(c)
 }
 
-func (mitz32) Put(h1, _ uint64, k int, bits *bitarray.Array) bool {
+func put32(h1 uint64, k int, bits *bitarray.Array) bool {
 	p := newProbe32(h1)
 	changed := false
 	for range k {
@@ -42,7 +42,7 @@ func (mitz32) Put(h1, _ uint64, k int, bits *bitarray.Array) bool {
 	return changed
 }
 
-func (mitz32) MightContain(h1, _ uint64, k int, bits *bitarray.Array) bool {
+func mightContain32(h1 uint64, k int, bits *bitarray.Array) bool {
 	p := newProbe32(h1)
 	for range k {
 		if !bits.Get(bits.Reduce(p.combined())) {

@@ -25,7 +25,7 @@ func (p *probe64) combined() uint64 {
 	return c
 }
 
-func (mitz64) Put(h1, h2 uint64, k int, bits *bitarray.Array) bool {
+func put64(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	p := probe64{h1, h2}
 	changed := false
 	for range k {
@@ -36,7 +36,7 @@ func (mitz64) Put(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	return changed
 }
 
-func (mitz64) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
+func mightContain64(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	p := probe64{h1, h2}
 	for range k {
 		if !bits.Get(bits.Reduce(p.combined())) {

@@ -15,8 +15,6 @@ package strategy
 import (
 	"errors"
 	"fmt"
-
-	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 )
 
 // A Strategy is one of Guava's ways of turning a hash into bit indexes. Its
@@ -65,15 +63,4 @@ func ByOrdinal(ordinal int) (Strategy, error) {
 		return Murmur128Mitz64, nil
 	}
 	return nil, fmt.Errorf("%w %d: want 0 (%v) or 1 (%v)", ErrUnknownOrdinal, ordinal, Murmur128Mitz32, Murmur128Mitz64)
-}
-
-// A Prober is what a filter calls to set and test a value's bits; both
-// strategies implement it. It is exported only for the packages of this
-// module, which alone can name a bitarray.Array.
-type Prober interface {
-	// Put sets the k bits that the hash (h1, h2) selects and reports whether
-	// any of them changed.
-	Put(h1, h2 uint64, k int, bits *bitarray.Array) bool
-	// MightContain reports whether all k bits that (h1, h2) selects are set.
-	MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool
 }

@@ -43,7 +43,11 @@ func New(words int) *Array {
 	return newArray(make([]uint64, words))
 }
 
+// newArray wraps words. It advises huge pages before anything writes to a
+// new array, when the advice costs nothing: fresh pages are then faulted in
+// as huge pages.
 func newArray(words []uint64) *Array {
+	adviseHugePages(words)
 	return &Array{words: words, recip: reciprocal(uint64(len(words)) << 6)}
 }
 

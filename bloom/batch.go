@@ -1,0 +1,47 @@
+package bloom
+
+import (
+	"slices"
+
+	"github.com/mitzbloom/mitzbloom/strategy"
+)
+
+// PutMany puts every value of vs in f, leaving the same bits set as calling
+// [Filter.Put] for each in turn. It is faster than that loop on a filter
+// larger than the CPU caches: it probes strategy.BatchSize values at a time,
+// round by round, so the cache misses of different values overlap instead
+// of following one another. Unlike Put it does not report which values were
+// new; use Put for that. PutMany is safe for concurrent use like Put, and
+// does not allocate with the built-in funnels.
+func (f *Filter[T]) PutMany(vs []T) {
+	var hs [strategy.BatchSize]strategy.Hash
+	for len(vs) > 0 {
+		n := min(len(vs), len(hs))
+		for i, v := range vs[:n] {
+			hs[i].H1, hs[i].H2 = f.hash(v)
+		}
+		f.probe.PutMany(hs[:n], f.k, f.bits)
+		vs = vs[n:]
+	}
+}
+
+// MightContainMany appends to dst, for each value of vs in order, what
+// [Filter.MightContain] would report for it, and returns the extended
+// slice. Like PutMany it overlaps the memory reads of many values, and with
+// the built-in funnels it allocates only to grow dst, never when dst has
+// room for len(vs) more answers.
+func (f *Filter[T]) MightContainMany(dst []bool, vs []T) []bool {
+	dst = slices.Grow(dst, len(vs))
+	var hs [strategy.BatchSize]strategy.Hash
+	for len(vs) > 0 {
+		n := min(len(vs), len(hs))
+		for i, v := range vs[:n] {
+			hs[i].H1, hs[i].H2 = f.hash(v)
+		}
+		out := dst[len(dst) : len(dst)+n]
+		f.probe.MightContainMany(hs[:n], f.k, f.bits, out)
+		dst = dst[:len(dst)+n]
+		vs = vs[n:]
+	}
+	return dst
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package bitarray
+
+func adviseHugePages([]uint64) {}

@@ -1,0 +1,119 @@
+package strategy
+
+import (
+	"math/bits"
+
+	"github.com/mitzbloom/mitzbloom/internal/bitarray"
+)
+
+// A Prober sets and tests the bits a strategy selects for a hash. It is what
+// a filter calls; it is exported only for the packages of this module, which
+// alone can name a bitarray.Array. It is a struct rather than an interface so
+// that calls are direct and the batch methods' arguments can stay on the
+// caller's stack.
+type Prober struct {
+	mitz32 bool
+}
+
+// ProberFor returns the Prober of s.
+func ProberFor(s Strategy) Prober { return Prober{mitz32: s == Murmur128Mitz32} }
+
+// Put sets the k bits that the hash (h1, h2) selects and reports whether any
+// of them changed.
+func (p Prober) Put(h1, h2 uint64, k int, bits *bitarray.Array) bool {
+	if p.mitz32 {
+		return put32(h1, k, bits)
+	}
+	return put64(h1, h2, k, bits)
+}
+
+// MightContain reports whether all k bits that (h1, h2) selects are set.
+func (p Prober) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
+	if p.mitz32 {
+		return mightContain32(h1, k, bits)
+	}
+	return mightContain64(h1, h2, k, bits)
+}
+
+// BatchSize is the most hashes PutMany and MightContainMany take at once.
+// It bounds the probes in flight: enough to keep a core's outstanding cache
+// misses busy, few enough for their state to stay in registers and L1.
+const BatchSize = 32
+
+// A Hash is the Murmur3-128 hash of one value, as [Sum128] returns it.
+type Hash struct{ H1, H2 uint64 }
+
+// lanes advances the probes of up to BatchSize values side by side.
+type lanes struct {
+	mitz32 bool
+	p64    [BatchSize]probe64
+	p32    [BatchSize]probe32
+}
+
+func (l *lanes) init(hs []Hash) {
+	for i, h := range hs {
+		if l.mitz32 {
+			l.p32[i] = newProbe32(h.H1)
+		} else {
+			l.p64[i] = probe64{h.H1, h.H2}
+		}
+	}
+}
+
+func (l *lanes) combined(i int) uint64 {
+	if l.mitz32 {
+		return l.p32[i].combined()
+	}
+	return l.p64[i].combined()
+}
+
+// PutMany does what Put does for each of hs, which holds at most BatchSize
+// hashes, and leaves the same bits set.
+//
+// It works round by round, the ith bit of every value in turn, and splits
+// each round in two: plain loads of every value's word first, which the CPU
+// overlaps because none depends on another, then atomic ORs of the bits that
+// were clear, now that their words are in cache. An atomic OR would wait for
+// the loads before it, so interleaving them would serialize the misses that
+// dominate the cost of a filter larger than the caches.
+func (p Prober) PutMany(hs []Hash, k int, bits *bitarray.Array) {
+	l := lanes{mitz32: p.mitz32}
+	l.init(hs)
+	var idx [BatchSize]uint64
+	for range k {
+		var clear uint64 // bit i: value i's bit of this round was clear
+		for i := range hs {
+			idx[i] = bits.Reduce(l.combined(i))
+			if !bits.Get(idx[i]) {
+				clear |= 1 << i
+			}
+		}
+		for ; clear != 0; clear &= clear - 1 {
+			bits.Set(idx[trailingZeros(clear)])
+		}
+	}
+}
+
+// MightContainMany sets out[i] to what MightContain would report for hs[i];
+// hs holds at most BatchSize hashes and out is at least as long.
+//
+// Like PutMany it works round by round so that the loads of different
+// values overlap, and a value leaves the rounds at its first clear bit.
+func (p Prober) MightContainMany(hs []Hash, k int, bits *bitarray.Array, out []bool) {
+	l := lanes{mitz32: p.mitz32}
+	l.init(hs)
+	alive := uint64(1)<<len(hs) - 1 // bit i: value i's bits were set so far
+	for j := 0; j < k && alive != 0; j++ {
+		for m := alive; m != 0; m &= m - 1 {
+			i := trailingZeros(m)
+			if !bits.Get(bits.Reduce(l.combined(i))) {
+				alive &^= 1 << i
+			}
+		}
+	}
+	for i := range hs {
+		out[i] = alive>>i&1 != 0
+	}
+}
+
+func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
