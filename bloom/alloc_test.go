@@ -1,6 +1,8 @@
 package bloom_test
 
 import (
+	"net"
+	"net/netip"
 	"testing"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
@@ -30,6 +32,11 @@ func TestZeroAllocs(t *testing.T) {
 	allocsOf(t, funnel.UnencodedChars, "chars with é and \U0001F600")
 	allocsOf(t, funnel.Int32, 42)
 	allocsOf(t, funnel.Int64, -42)
+	allocsOf(t, funnel.Uint64, 1<<63)
+	allocsOf(t, funnel.Bool, true)
+	allocsOf(t, funnel.Addr, netip.MustParseAddr("2001:db8::1"))
+	allocsOf(t, funnel.AddrPort, netip.MustParseAddrPort("10.0.0.1:443"))
+	allocsOf(t, funnel.IP, net.ParseIP("10.0.0.1"))
 	allocsOf(t, funnel.Sequential(funnel.Int64), []int64{1, 2, 3})
 	allocsOf(t, funnel.Func[[2]int64](func(v [2]int64, s funnel.Sink) {
 		s.PutInt64(v[0])

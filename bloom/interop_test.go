@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -410,7 +412,135 @@ func interopFilterCases(r *rand.Rand) []interopFilter {
 		},
 		random: randomRecord,
 	})...)
+	cases = append(cases, newInteropCases(r, "unsignedLong", funnel.Uint64, func(v uint64) string { return strconv.FormatUint(v, 10) }, valueGen[uint64]{
+		fixed:  []uint64{0, 1, math.MaxInt64, 1 << 63, math.MaxUint64},
+		random: func(r *rand.Rand) uint64 { return uint64(randomInt64(r)) },
+	})...)
+	cases = append(cases, interopBoolCases()...)
+	addrs := valueGen[netip.Addr]{
+		fixed: []netip.Addr{
+			netip.MustParseAddr("0.0.0.0"), netip.MustParseAddr("255.255.255.255"),
+			netip.MustParseAddr("::ffff:1.2.3.4"), netip.MustParseAddr("1.2.3.5"),
+			netip.MustParseAddr("::1.2.3.6"), // IPv4-compatible: 16 bytes in Java too
+			netip.MustParseAddr("::"), netip.MustParseAddr("::1"), netip.MustParseAddr("fe80::1%1"),
+			netip.MustParseAddr("2001:db8::8a2e:370:7334"), netip.MustParseAddr("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),
+		},
+		random: randomAddr,
+	}
+	cases = append(cases, newInteropCases(r, "addr", funnel.Addr, encodeAddr, addrs)...)
+	cases = append(cases, newInteropCases(r, "addrPort", funnel.AddrPort, encodeAddrPort, valueGen[netip.AddrPort]{
+		fixed: []netip.AddrPort{
+			netip.MustParseAddrPort("1.2.3.4:0"), netip.MustParseAddrPort("1.2.3.4:65535"),
+			netip.MustParseAddrPort("[::ffff:1.2.3.4]:443"), netip.MustParseAddrPort("[::]:0"),
+			netip.MustParseAddrPort("[::1]:80"), netip.MustParseAddrPort("[fe80::1%2]:32768"),
+		},
+		random: func(r *rand.Rand) netip.AddrPort {
+			port := uint16(r.Uint32())
+			if r.IntN(2) == 0 {
+				port = []uint16{0, 22, 80, 443, 8080, 32767, 32768, 65535}[r.IntN(8)]
+			}
+			return netip.AddrPortFrom(randomAddr(r), port)
+		},
+	})...)
+	// net.IP values of 4 bytes and of 16, IPv4-mapped or not; Java gets
+	// the text of the same address, "::ffff:a.b.c.d" for a mapped one.
+	ipOf := func(a netip.Addr) net.IP {
+		if a.Is4() && a.As4()[3]%2 == 0 {
+			return net.IP(a.AsSlice()).To16() // what net.ParseIP returns
+		}
+		return net.IP(a.AsSlice())
+	}
+	ips := valueGen[net.IP]{random: func(r *rand.Rand) net.IP { return ipOf(randomAddr(r)) }}
+	for _, a := range addrs.fixed {
+		ips.fixed = append(ips.fixed, ipOf(a))
+	}
+	cases = append(cases, newInteropCases(r, "ip", funnel.IP, func(ip net.IP) string {
+		a, ok := netip.AddrFromSlice(ip)
+		if !ok {
+			panic(fmt.Sprintf("interop IP %v is not an address", ip))
+		}
+		return encodeAddr(a)
+	}, ips)...)
 	return cases
+}
+
+// interopBoolCases are the filters of funnel.Bool. Two values cannot fill
+// the usual sizes, so each filter holds one of them or both, the second
+// true put twice so that a put that changes nothing is compared too.
+func interopBoolCases() []interopFilter {
+	var out []interopFilter
+	for _, s := range []strategy.Strategy{strategy.Murmur128Mitz32, strategy.Murmur128Mitz64} {
+		for _, c := range []struct {
+			label           string
+			inserts, probes []bool
+		}{
+			{"true", []bool{true}, []bool{false}},
+			{"false", []bool{false}, []bool{true}},
+			{"both", []bool{false, true, true}, []bool{true, false}},
+		} {
+			out = append(out, &interopCase[bool]{
+				id:         fmt.Sprintf("bool-%s-%s", s, c.label),
+				javaFunnel: "bool",
+				f:          funnel.Bool,
+				encode: func(v bool) string {
+					if v {
+						return "1"
+					}
+					return "0"
+				},
+				strategy: s,
+				n:        1,
+				fpp:      0.01,
+				inserts:  c.inserts,
+				probes:   c.probes,
+			})
+		}
+	}
+	return out
+}
+
+// randomAddr returns IPv4, IPv4-mapped, IPv4-compatible and other IPv6
+// addresses, some with few bits set as real ones have, and some IPv6 ones
+// with a zone. Zones are numeric: Java resolves a named zone to an
+// interface of the machine, and rejects any zone on an IPv4-mapped address.
+func randomAddr(r *rand.Rand) netip.Addr {
+	var b [16]byte
+	for i := range b {
+		if r.IntN(3) > 0 {
+			b[i] = byte(r.Uint32())
+		}
+	}
+	v4 := netip.AddrFrom4([4]byte(b[:4]))
+	switch r.IntN(5) {
+	case 0:
+		return v4
+	case 1:
+		return netip.AddrFrom16(v4.As16()) // ::ffff:a.b.c.d
+	case 2:
+		var c [16]byte
+		copy(c[12:], b[:4])
+		return netip.AddrFrom16(c) // ::a.b.c.d
+	}
+	a := netip.AddrFrom16(b)
+	if !a.Is4In6() && r.IntN(4) == 0 {
+		a = a.WithZone(strconv.Itoa(1 + r.IntN(99)))
+	}
+	return a
+}
+
+// encodeAddr returns the text InetAddress.getByName parses in Interop.java,
+// so that Java's own parsing decides what an IPv4-mapped address is. Half of
+// the IPv6 addresses are written out in full, "0000:…:ffff:0102:0304" for a
+// mapped one, which Java must map too.
+func encodeAddr(a netip.Addr) string {
+	if a.Is6() && a.As16()[15]%2 == 1 {
+		return a.StringExpanded()
+	}
+	return a.String()
+}
+
+func encodeAddrPort(ap netip.AddrPort) string {
+	return encodeAddr(ap.Addr()) + "," + strconv.Itoa(int(ap.Port()))
 }
 
 func encodeLongs(v []int64) string {

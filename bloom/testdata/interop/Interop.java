@@ -18,9 +18,12 @@
  *     size <n> <fppBits> a sizing question
  *
  * fppBits is Double.doubleToRawLongBits in hex, so that no decimal rounding
- * gets in the way. Values are encoded per funnel (see decoder()): strings and
- * byte arrays as hex (strings as their UTF-8 bytes), numbers in decimal,
- * lists comma-separated, records as comma-separated fields.
+ * gets in the way. Values are encoded per funnel (see kind()): strings and
+ * byte arrays as hex (strings as their UTF-8 bytes), numbers in decimal
+ * (unsigned longs too), booleans as 0 or 1, lists comma-separated, records as
+ * comma-separated fields, IP addresses as the text InetAddress.getByName
+ * parses, so that Java itself decides that ::ffff:a.b.c.d is an IPv4 address,
+ * and socket addresses as <address>,<port>.
  *
  * For each filter it:
  *   - builds it with the package-private BloomFilter.create(funnel, long,
@@ -61,12 +64,15 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.lang.reflect.Method;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 
 public final class Interop {
   private static final HexFormat HEX = HexFormat.of();
@@ -109,6 +115,37 @@ public final class Interop {
     }
   }
 
+  /** funnel.Bool's twin: Guava has no boolean funnel. */
+  enum BooleanFunnel implements Funnel<Boolean> {
+    INSTANCE;
+
+    @Override
+    public void funnel(Boolean b, PrimitiveSink into) {
+      into.putBoolean(b);
+    }
+  }
+
+  /** The twin of funnel.Addr and funnel.IP. */
+  enum InetAddressFunnel implements Funnel<InetAddress> {
+    INSTANCE;
+
+    @Override
+    public void funnel(InetAddress addr, PrimitiveSink into) {
+      into.putBytes(addr.getAddress());
+    }
+  }
+
+  /** funnel.AddrPort's twin. */
+  enum SocketAddressFunnel implements Funnel<InetSocketAddress> {
+    INSTANCE;
+
+    @Override
+    public void funnel(InetSocketAddress sock, PrimitiveSink into) {
+      into.putBytes(sock.getAddress().getAddress());
+      into.putShort((short) sock.getPort());
+    }
+  }
+
   /** A funnel and how to decode its values from cases.txt. */
   record Kind(Funnel<Object> funnel, Function<String, Object> decode) {}
 
@@ -145,6 +182,22 @@ public final class Interop {
         funnel = RecordFunnel.INSTANCE;
         decode = Interop::rec;
       }
+      case "unsignedLong" -> {
+        funnel = Funnels.longFunnel();
+        decode = Long::parseUnsignedLong;
+      }
+      case "bool" -> {
+        funnel = BooleanFunnel.INSTANCE;
+        decode = Interop::bool;
+      }
+      case "addr", "ip" -> {
+        funnel = InetAddressFunnel.INSTANCE;
+        decode = Interop::inetAddress;
+      }
+      case "addrPort" -> {
+        funnel = SocketAddressFunnel.INSTANCE;
+        decode = Interop::socketAddress;
+      }
       default -> throw new IllegalArgumentException("unknown funnel " + name);
     }
     return new Kind((Funnel<Object>) funnel, decode);
@@ -152,6 +205,43 @@ public final class Interop {
 
   private static String utf8(String hex) {
     return new String(HEX.parseHex(hex), UTF_8);
+  }
+
+  private static boolean bool(String s) {
+    return switch (s) {
+      case "0" -> false;
+      case "1" -> true;
+      default -> throw new IllegalArgumentException("bad boolean " + s);
+    };
+  }
+
+  /** IPv6 (the only text with a colon) with an optional numeric zone, or dotted IPv4. */
+  private static final Pattern IP_LITERAL =
+      Pattern.compile("[0-9a-fA-F:.]*:[0-9a-fA-F:.]*(%[0-9]+)?|[0-9]{1,3}(\\.[0-9]{1,3}){3}");
+
+  /**
+   * The address getByName parses from text. Only literals are let through:
+   * for anything else getByName would ask DNS.
+   */
+  private static InetAddress inetAddress(String s) {
+    if (!IP_LITERAL.matcher(s).matches()) {
+      throw new IllegalArgumentException("not an IP address literal: " + s);
+    }
+    try {
+      return InetAddress.getByName(s);
+    } catch (java.net.UnknownHostException e) {
+      throw new IllegalArgumentException("bad IP address " + s, e);
+    }
+  }
+
+  /** address,port */
+  private static InetSocketAddress socketAddress(String s) {
+    int comma = s.lastIndexOf(',');
+    if (comma < 0) {
+      throw new IllegalArgumentException("bad socket address " + s);
+    }
+    return new InetSocketAddress(
+        inetAddress(s.substring(0, comma)), Integer.parseInt(s.substring(comma + 1)));
   }
 
   private static List<Long> longList(String s) {

@@ -1,0 +1,68 @@
+package funnel
+
+import (
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/mitzbloom/mitzbloom/internal/murmur3"
+)
+
+// sumsLikeFed requires f's direct Sum128 to be the hash of the bytes f feeds,
+// for every value: a filter uses the direct hash, and Guava hashes the bytes.
+func sumsLikeFed[T any](t *testing.T, f Funnel[T], values ...T) {
+	t.Helper()
+	d, ok := f.(interface{ Sum128(T) (uint64, uint64) })
+	if !ok {
+		t.Fatalf("%v has no direct Sum128", f)
+	}
+	for _, v := range values {
+		b := Append(nil, f, v)
+		w1, w2 := murmur3.Sum128(b)
+		if h1, h2 := d.Sum128(v); h1 != w1 || h2 != w2 {
+			t.Errorf("%v.Sum128(%v) = %016x%016x, but it feeds %x, which hashes to %016x%016x", f, v, h1, h2, b, w1, w2)
+		}
+	}
+}
+
+func TestDirectSum128(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	var (
+		ints32  = []int32{0, -1, 1 << 30}
+		ints64  = []int64{0, -1, 1 << 62}
+		uints64 = []uint64{0, 1<<64 - 1}
+		strs    = []string{"", "a", "héllo", "0123456789abcdef0", "\xff\xfe"}
+		bytes   = [][]byte{nil, {}, {0}, []byte("0123456789abcdef0123")}
+		addrs   = []netip.Addr{{}, netip.MustParseAddr("1.2.3.4"), netip.MustParseAddr("::ffff:1.2.3.4"), netip.MustParseAddr("fe80::1%eth0"), netip.MustParseAddr("::")}
+		ips     = []net.IP{nil, {}, {1, 2, 3}, net.ParseIP("1.2.3.4"), net.ParseIP("2001:db8::1"), make(net.IP, 17)}
+	)
+	for range 200 {
+		ints32 = append(ints32, int32(r.Uint32()))
+		ints64 = append(ints64, int64(r.Uint64()))
+		uints64 = append(uints64, r.Uint64())
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		bytes = append(bytes, b)
+		strs = append(strs, string(b))
+		var a16 [16]byte
+		copy(a16[:], b)
+		addrs = append(addrs, netip.AddrFrom4([4]byte(a16[:4])), netip.AddrFrom16(a16))
+		ips = append(ips, net.IP(b))
+	}
+	var addrPorts []netip.AddrPort
+	for _, a := range addrs {
+		addrPorts = append(addrPorts, netip.AddrPortFrom(a, uint16(r.Uint32())))
+	}
+	sumsLikeFed(t, Bytes, bytes...)
+	sumsLikeFed(t, String, strs...)
+	sumsLikeFed(t, Int32, ints32...)
+	sumsLikeFed(t, Int64, ints64...)
+	sumsLikeFed(t, Uint64, uints64...)
+	sumsLikeFed(t, Bool, true, false)
+	sumsLikeFed(t, Addr, addrs...)
+	sumsLikeFed(t, AddrPort, addrPorts...)
+	sumsLikeFed(t, IP, ips...)
+}
