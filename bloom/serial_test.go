@@ -28,7 +28,7 @@ var (
 	_ fmt.Stringer               = (*bloom.Filter[string])(nil)
 )
 
-func mustNew[T any](t *testing.T, f funnel.Funnel[T], n int64, p float64, opts ...bloom.Option) *bloom.Filter[T] {
+func mustNew[T any](t testing.TB, f funnel.Funnel[T], n int64, p float64, opts ...bloom.Option) *bloom.Filter[T] {
 	t.Helper()
 	filter, err := bloom.New(f, n, p, opts...)
 	require.NoError(t, err)

@@ -43,9 +43,14 @@ func (f *Filter[T]) ExpectedFPP() float64 {
 // holds: there Guava throws ArithmeticException, and ApproximateElementCount
 // returns math.MaxInt64.
 func (f *Filter[T]) ApproximateElementCount() int64 {
-	bitSize := f.BitSize()
-	fraction := float64(f.bits.Count()) / float64(bitSize)
-	x := -math.Log1p(-fraction) * float64(bitSize) / float64(f.k)
+	return approximateElementCount(f.bits.Count(), f.BitSize(), f.k)
+}
+
+// approximateElementCount is Guava's estimate of the distinct values behind
+// bitCount of bitSize bits set by k hash functions.
+func approximateElementCount(bitCount, bitSize int64, k int) int64 {
+	fraction := float64(bitCount) / float64(bitSize)
+	x := -math.Log1p(-fraction) * float64(bitSize) / float64(k)
 	if math.IsInf(x, 0) {
 		return math.MaxInt64
 	}

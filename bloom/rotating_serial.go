@@ -1,0 +1,97 @@
+package bloom
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mitzbloom/mitzbloom/funnel"
+)
+
+// WriteTo writes r's two generations to w, the current one first, each in
+// Guava's writeTo format (see [Filter.WriteTo]): two complete filters back to
+// back, 2·(6 + BitSize/8) bytes, each of which Guava's BloomFilter.readFrom
+// reads on its own. The window, the generations' ages and their insert counts
+// are not written; [ReadRotating] reads the generations back.
+//
+// WriteTo writes the two generations of one moment, even if a rotation
+// happens meanwhile; Puts that run concurrently with it may or may not be
+// written.
+func (r *Rotating[T]) WriteTo(w io.Writer) (int64, error) {
+	g := r.gens.Load()
+	n, err := g.cur.f.WriteTo(w)
+	if err != nil {
+		return n, err
+	}
+	m, err := g.prev.f.WriteTo(w)
+	return n + m, err
+}
+
+// ReadRotating reads a Rotating that [Rotating.WriteTo] wrote from r: it
+// returns the Rotating NewRotating(f, expectedInsertions, fpp, window,
+// opts...) would return, with the two generations read from r instead of
+// empty ones. Like [ReadFrom] it reads exactly the bytes of the two filters.
+//
+// The stream records no times, so ReadRotating restarts the clock: the
+// current generation begins its window at the time of the call, and the
+// previous one is dropped at the first rotation, a window later. Values in
+// the stream are thus remembered for one to two more windows, however long
+// ago they were written. Insert counts start at each generation's
+// [Filter.ApproximateElementCount].
+//
+// ReadRotating returns io.EOF if r is empty, an error wrapping [ErrCorrupt]
+// and io.ErrUnexpectedEOF if r ends after the first filter, and any error
+// [ReadFrom] returns for either filter. A filter whose size, number of hash
+// functions or strategy differs from those of NewRotating's generations gets
+// an error wrapping [ErrIncompatible], after only its 6-byte header has been
+// read when it is larger: r cannot make ReadRotating allocate more than
+// NewRotating would. Arguments NewRotating rejects get its errors, before
+// anything is read.
+func ReadRotating[T any](r io.Reader, f funnel.Funnel[T], expectedInsertions int64, fpp float64, window time.Duration, opts ...RotatingOption) (*Rotating[T], error) {
+	rot, err := newRotating(f, expectedInsertions, fpp, window, opts)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := rot.readGeneration(r, "current")
+	if err != nil {
+		return nil, err
+	}
+	prev, err := rot.readGeneration(r, "previous")
+	if err == io.EOF {
+		return nil, fmt.Errorf("%w: stream ends after the current generation: %w", ErrCorrupt, io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rot.start(cur, prev, rot.restoredCount(cur), rot.restoredCount(prev))
+	return rot, nil
+}
+
+// readGeneration reads one generation and checks that it is what
+// NewRotating would have built.
+func (r *Rotating[T]) readGeneration(rd io.Reader, which string) (*Filter[T], error) {
+	bitSize := int64(r.words) * 64
+	f, err := ReadFromLimit(rd, r.funnel, bitSize)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %s generation: %w; this Rotating has %d bits per generation", ErrIncompatible, which, err, bitSize)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case f.BitSize() != bitSize:
+		return nil, fmt.Errorf("%w: %s generation has %d bits, want %d", ErrIncompatible, which, f.BitSize(), bitSize)
+	case f.k != r.k:
+		return nil, fmt.Errorf("%w: %s generation has %d hash functions, want %d", ErrIncompatible, which, f.k, r.k)
+	case f.strategy != r.strategy:
+		return nil, fmt.Errorf("%w: %s generation has strategy %v, want %v", ErrIncompatible, which, f.strategy, r.strategy)
+	}
+	return f, nil
+}
+
+// restoredCount is the insert count a read generation starts with: its
+// estimated number of values, at most what fills it.
+func (r *Rotating[T]) restoredCount(f *Filter[T]) int64 {
+	return min(f.ApproximateElementCount(), r.expectedInsertions)
+}

@@ -1,0 +1,92 @@
+package bloom
+
+import (
+	"math/bits"
+	"time"
+)
+
+// RotatingStats describes a [Rotating] at one moment, for monitoring.
+type RotatingStats struct {
+	// Rotations counts the generations started since the Rotating was
+	// made or read.
+	Rotations int64
+	// EarlyRotations counts the rotations that happened because the
+	// current generation had received its expected insertions before its
+	// window ended. While it grows, values may be remembered for less than
+	// a window: the stream has more new values per window than the
+	// generations were sized for.
+	EarlyRotations int64
+
+	// Current and Previous describe the two generations.
+	Current, Previous GenerationStats
+
+	// ApproximateElementCount estimates the number of distinct values that
+	// either generation holds, from the bits set in their union, with the
+	// formula of [Filter.ApproximateElementCount].
+	ApproximateElementCount int64
+	// ExpectedFPP estimates the probability that MightContain returns true
+	// for a value that was never put: 1 − (1−p₁)(1−p₂) for generations whose
+	// ExpectedFPP are p₁ and p₂, which is at most about twice the fpp the
+	// Rotating was made with.
+	ExpectedFPP float64
+}
+
+// GenerationStats describes one generation of a [Rotating].
+type GenerationStats struct {
+	// Age is the time since the generation became current. After
+	// [ReadRotating], the current generation's age counts from the read,
+	// and the previous one's from a window before it.
+	Age time.Duration
+	// Inserts counts the Puts that set a bit in the generation: about the
+	// distinct values put in it. A generation is full when it reaches the
+	// expected insertions. After ReadRotating, it starts at the
+	// generation's ApproximateElementCount.
+	Inserts int64
+	// FillRatio is the fraction of the generation's bits that are set,
+	// BitCount/BitSize.
+	FillRatio float64
+	// ApproximateElementCount and ExpectedFPP are the generation's
+	// [Filter.ApproximateElementCount] and [Filter.ExpectedFPP].
+	ApproximateElementCount int64
+	ExpectedFPP             float64
+}
+
+// Stats returns statistics of r. It reads the clock and every word of both
+// generations a few times, so it costs several passes over 2·BitSize/8
+// bytes; like a Filter's statistics, it sees the generations as a rolling
+// snapshot while Puts run, but always the two generations of one moment.
+func (r *Rotating[T]) Stats() RotatingStats {
+	g := r.gens.Load()
+	now := r.clock.Now()
+	cur, prev := g.cur.stats(now), g.prev.stats(now)
+	return RotatingStats{
+		Rotations:               g.rotations,
+		EarlyRotations:          g.early,
+		Current:                 cur,
+		Previous:                prev,
+		ApproximateElementCount: g.unionElementCount(),
+		// 1 − (1−p₁)(1−p₂), written so that tiny rates do not round to 0.
+		ExpectedFPP: cur.ExpectedFPP + prev.ExpectedFPP - cur.ExpectedFPP*prev.ExpectedFPP,
+	}
+}
+
+func (g *generation[T]) stats(now time.Time) GenerationStats {
+	return GenerationStats{
+		Age:                     now.Sub(g.started),
+		Inserts:                 g.insertCount(),
+		FillRatio:               float64(g.f.BitCount()) / float64(g.f.BitSize()),
+		ApproximateElementCount: g.f.ApproximateElementCount(),
+		ExpectedFPP:             g.f.ExpectedFPP(),
+	}
+}
+
+// unionElementCount is Filter.ApproximateElementCount of the union of g's
+// two generations, computed without building the union.
+func (g *generations[T]) unionElementCount() int64 {
+	a, b := g.cur.f.bits, g.prev.f.bits
+	var count int64
+	for i := range a.WordCount() {
+		count += int64(bits.OnesCount64(a.Word(i) | b.Word(i)))
+	}
+	return approximateElementCount(count, a.BitSize(), g.cur.f.k)
+}
