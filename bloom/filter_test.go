@@ -1,6 +1,7 @@
 package bloom_test
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
@@ -107,4 +108,14 @@ func TestBits(t *testing.T) {
 	assert.EqualValues(t, 7, b.Count())
 	b.Set(0)
 	assert.EqualValues(t, 7, f.BitCount(), "Bits is a snapshot")
+}
+
+func TestFunnel(t *testing.T) {
+	f := mustNew(t, funnel.String, 100, 0.01)
+	assert.True(t, funnel.Equal(funnel.String, f.Funnel()))
+	data, err := f.MarshalBinary()
+	require.NoError(t, err)
+	read, err := bloom.ReadFrom(bytes.NewReader(data), funnel.UnencodedChars)
+	require.NoError(t, err)
+	assert.True(t, funnel.Equal(funnel.UnencodedChars, read.Funnel()), "ReadFrom's funnel, not the writer's")
 }

@@ -1,6 +1,7 @@
 package bloom
 
 import (
+	"github.com/mitzbloom/mitzbloom/funnel"
 	"math"
 
 	"github.com/bits-and-blooms/bitset"
@@ -11,6 +12,9 @@ import (
 // BitSize returns the number of bits in f, a multiple of 64. Guava keeps its
 // bitSize() package-private; it is the modulus of every index.
 func (f *Filter[T]) BitSize() int64 { return f.bits.BitSize() }
+
+// Funnel returns the funnel f was created or read with.
+func (f *Filter[T]) Funnel() funnel.Funnel[T] { return f.funnel }
 
 // NumHashFunctions returns k, the number of bits each value sets.
 func (f *Filter[T]) NumHashFunctions() int { return f.k }

@@ -1,0 +1,314 @@
+package redisfilter_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/redisfilter"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The fault tests run their own redis-server, which they kill, freeze and
+// restart. A call must never hang past its context's deadline, by more than
+// callSlack, which is generous because the machine may be busy: the point is
+// that calls end, not how fast.
+const (
+	callTimeout = 300 * time.Millisecond
+	callSlack   = 2 * time.Second
+)
+
+// faultServer starts a server of the test's own and stops it when t ends.
+func faultServer(t *testing.T, args ...string) *redisServer {
+	t.Helper()
+	requireRedisServer(t)
+	srv, err := startRedis(false, args...)
+	if err != nil {
+		if isCI() {
+			t.Fatalf("cannot start redis-server: %v", err)
+		}
+		t.Skipf("skipping a Redis fault test: cannot start redis-server: %v", err)
+	}
+	t.Cleanup(srv.stop)
+	return srv
+}
+
+// load runs goroutines that call f in a loop, each call with its own
+// deadline, until finish. phase tells what the server is doing: calls made
+// while it is down must fail, and every call must end in time.
+type load struct {
+	f     *redisfilter.Filter[string]
+	phase atomic.Int32 // one of the phase constants
+	stop  chan struct{}
+	wg    sync.WaitGroup
+
+	mu      sync.Mutex
+	put     []string // values whose Put or PutMany returned nil
+	okDown  int      // calls that succeeded although the server was down all along
+	late    []string // calls that overran their deadline
+	oks     map[int32]int
+	errs    map[int32]int
+	samples []string // errors outside phaseDown, to log
+}
+
+const (
+	phaseUp int32 = iota
+	phaseDown
+	phaseRestarting // the server may or may not answer yet
+	phaseRestarted
+)
+
+func startLoad(f *redisfilter.Filter[string], goroutines int) *load {
+	l := &load{f: f, stop: make(chan struct{}), errs: map[int32]int{}, oks: map[int32]int{}}
+	for g := range goroutines {
+		l.wg.Go(func() { l.run(g) })
+	}
+	return l
+}
+
+func (l *load) run(g int) {
+	r := rand.New(rand.NewPCG(uint64(g), 21))
+	for i := 0; ; i++ {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		phase := l.phase.Load()
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		start := time.Now()
+		var (
+			err error
+			put []string
+		)
+		switch i % 5 {
+		case 0:
+			v := fmt.Sprintf("g%d-%d", g, i)
+			if _, err = l.f.Put(ctx, v); err == nil {
+				put = []string{v}
+			}
+		case 1:
+			batch := make([]string, 64)
+			for j := range batch {
+				batch[j] = fmt.Sprintf("g%d-%d-%d", g, i, j)
+			}
+			if err = l.f.PutMany(ctx, batch); err == nil {
+				put = batch
+			}
+		case 2:
+			_, err = l.f.MightContain(ctx, fmt.Sprintf("g%d-%d", g, r.IntN(i+1)))
+		case 3:
+			_, err = l.f.MightContainMany(ctx, nil, []string{"a", "b", "c"})
+		case 4:
+			_, err = l.f.Snapshot(ctx)
+		}
+		elapsed := time.Since(start)
+		downThroughout := phase == phaseDown && l.phase.Load() == phaseDown
+		cancel()
+		l.mu.Lock()
+		l.put = append(l.put, put...)
+		if elapsed > callTimeout+callSlack {
+			l.late = append(l.late, fmt.Sprintf("call %d took %v (err %v)", i%5, elapsed, err))
+		}
+		if err != nil {
+			l.errs[phase]++
+			if phase != phaseDown && len(l.samples) < 10 {
+				l.samples = append(l.samples, fmt.Sprintf("phase %d call %d after %v: %v", phase, i%5, elapsed, err))
+			}
+		} else {
+			l.oks[phase]++
+			if downThroughout {
+				l.okDown++
+			}
+		}
+		l.mu.Unlock()
+		if err != nil {
+			// Do not spin: a refused connection fails at once.
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func (l *load) finish() {
+	close(l.stop)
+	l.wg.Wait()
+}
+
+// waitCalls waits, for a bounded time, until n more calls of the given
+// outcome than before have been made in phase.
+func (l *load) waitCalls(t *testing.T, phase int32, failed bool, n int) {
+	t.Helper()
+	count := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if failed {
+			return l.errs[phase]
+		}
+		return l.oks[phase]
+	}
+	want := count() + n
+	deadline := time.Now().Add(30 * time.Second)
+	for count() < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("phase %d: fewer than %d calls with failed=%t in 30 s", phase, n, failed)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestFaultServerKilled kills the server under 8 goroutines of calls: every
+// call made while it is down fails within its deadline, nothing hangs or
+// panics; once it is restarted, calls succeed again, and every value whose
+// Put succeeded is there, since the server syncs its append-only file on
+// every write.
+func TestFaultServerKilled(t *testing.T) {
+	srv := faultServer(t, "--appendonly", "yes", "--appendfsync", "always")
+	rdb := newClient(srv.addr())
+	t.Cleanup(func() { rdb.Close() })
+	ctx := testContext(t)
+	f, err := redisfilter.Open(ctx, rdb, "faults", funnel.String, 100000, 0.01)
+	require.NoError(t, err)
+
+	l := startLoad(f, 8)
+	l.waitCalls(t, phaseUp, false, 50)
+	srv.halt(syscall.SIGKILL)
+	l.phase.Store(phaseDown)
+	l.waitCalls(t, phaseDown, true, 50)
+	l.phase.Store(phaseRestarting)
+	require.NoError(t, srv.start())
+	l.phase.Store(phaseRestarted)
+	l.waitCalls(t, phaseRestarted, false, 100)
+	l.finish()
+
+	t.Logf("calls up %d ok/%d failed, down %d failed, restarted %d ok/%d failed",
+		l.oks[phaseUp], l.errs[phaseUp], l.errs[phaseDown], l.oks[phaseRestarted], l.errs[phaseRestarted])
+	for _, s := range l.samples {
+		t.Log(s)
+	}
+	assert.Zero(t, l.okDown, "calls succeeded while the server was down")
+	assert.Empty(t, l.late, "calls overran their deadline")
+
+	// Back to normal: every kind of call succeeds.
+	_, err = f.Put(ctx, "after")
+	require.NoError(t, err)
+	require.NoError(t, f.PutMany(ctx, []string{"after1", "after2"}))
+	_, err = f.Snapshot(ctx)
+	require.NoError(t, err)
+	found, err := f.MightContainMany(ctx, nil, l.put)
+	require.NoError(t, err)
+	missing := 0
+	for _, ok := range found {
+		if !ok {
+			missing++
+		}
+	}
+	assert.Zero(t, missing, "of %d values put successfully, %d are missing after the restart", len(l.put), missing)
+}
+
+// TestFaultServerFrozen stops the server process (SIGSTOP), so that it
+// accepts connections and requests but never answers: every call must give
+// up at its deadline. After SIGCONT calls succeed, and answer correctly: no
+// reply to an abandoned request is taken for another's.
+func TestFaultServerFrozen(t *testing.T) {
+	srv := faultServer(t)
+	rdb := newClient(srv.addr())
+	t.Cleanup(func() { rdb.Close() })
+	ctx := testContext(t)
+	f, err := redisfilter.Open(ctx, rdb, "frozen", funnel.String, 10000, 0.01)
+	require.NoError(t, err)
+	values := randomStrings(rand.New(rand.NewPCG(22, 23)), 1000)
+	require.NoError(t, f.PutMany(ctx, values[:500]))
+
+	require.NoError(t, srv.signal(syscall.SIGSTOP))
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			defer cancel()
+			start := time.Now()
+			var err error
+			if g%2 == 0 {
+				_, err = f.Put(cctx, values[500+g])
+			} else {
+				_, err = f.MightContainMany(cctx, nil, values[:10])
+			}
+			if elapsed := time.Since(start); elapsed > callTimeout+callSlack {
+				err = fmt.Errorf("call took %v (%w)", elapsed, err)
+			} else if err == nil {
+				err = errors.New("call succeeded against a frozen server")
+			} else if !errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("the error does not wrap context.DeadlineExceeded: %w", err)
+			} else {
+				t.Logf("goroutine %d: %v after %v", g, err, elapsed.Round(time.Millisecond))
+				err = nil
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+
+	require.NoError(t, srv.signal(syscall.SIGCONT))
+	// The Puts that timed out may or may not have run: put them again.
+	require.NoError(t, f.PutMany(ctx, values[500:508]))
+	local, err := bloom.New(funnel.String, 10000, 0.01)
+	require.NoError(t, err)
+	for _, v := range values[:508] {
+		local.Put(v)
+	}
+	for i := 0; i < 20; i++ {
+		found, err := f.MightContainMany(ctx, nil, values)
+		require.NoError(t, err)
+		for j, ok := range found {
+			require.Equal(t, local.MightContain(values[j]), ok, "answer for %q after the freeze", values[j])
+		}
+	}
+	snap, err := f.Snapshot(ctx)
+	require.NoError(t, err)
+	assert.True(t, snap.Equal(local))
+}
+
+// TestFaultRestartWithoutPersistence restarts a server that keeps nothing:
+// the filter is gone, calls say so, and a Hybrid's next Sync re-creates it
+// from its local copy.
+func TestFaultRestartWithoutPersistence(t *testing.T) {
+	srv := faultServer(t)
+	rdb := newClient(srv.addr())
+	t.Cleanup(func() { rdb.Close() })
+	ctx := testContext(t)
+	f, err := redisfilter.Open(ctx, rdb, "lost", funnel.String, 1000, 0.01)
+	require.NoError(t, err)
+	h, err := redisfilter.NewHybrid(ctx, f)
+	require.NoError(t, err)
+	values := randomStrings(rand.New(rand.NewPCG(24, 25)), 100)
+	for _, v := range values {
+		h.Put(v)
+	}
+	require.NoError(t, h.Sync(ctx))
+
+	srv.halt(syscall.SIGTERM)
+	require.NoError(t, srv.start())
+	// The pool's connections died with the server; go-redis replaces them.
+	_, err = f.Put(ctx, "x")
+	require.ErrorIs(t, err, redisfilter.ErrNotFound)
+	_, err = f.Snapshot(ctx)
+	require.ErrorIs(t, err, redisfilter.ErrNotFound)
+
+	require.NoError(t, h.Sync(ctx))
+	found, err := f.MightContainMany(ctx, nil, values)
+	require.NoError(t, err)
+	assert.NotContains(t, found, false, "the Hybrid did not restore its values")
+}

@@ -1,0 +1,210 @@
+package redisfilter_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/race"
+	"github.com/mitzbloom/mitzbloom/redisfilter"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hybrids opens n replicas of one filter, each with its own client.
+func hybrids(t *testing.T, n int, expected int64) ([]*redisfilter.Hybrid[string], *redisfilter.Filter[string]) {
+	t.Helper()
+	ctx := testContext(t)
+	name := filterName(t)
+	hs := make([]*redisfilter.Hybrid[string], n)
+	var remote *redisfilter.Filter[string]
+	for i := range hs {
+		f, err := redisfilter.Open(ctx, sharedClient(t), name, funnel.String, expected, 0.01)
+		require.NoError(t, err)
+		remote = f
+		hs[i], err = redisfilter.NewHybrid(ctx, f)
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() { remote.Delete(context.Background()) })
+	return hs, remote
+}
+
+// TestHybridSync: replicas put disjoint keys locally; nothing travels until
+// they sync, after which every replica and Redis hold the union, bit for
+// bit.
+func TestHybridSync(t *testing.T) {
+	const replicas, perReplica = 4, 1000
+	ctx := testContext(t)
+	r := rand.New(rand.NewPCG(13, 14))
+	hs, remote := hybrids(t, replicas, replicas*perReplica)
+	all := randomStrings(r, replicas*perReplica)
+	want, err := bloom.New(funnel.String, replicas*perReplica, 0.01)
+	require.NoError(t, err)
+	for _, v := range all {
+		want.Put(v)
+	}
+	for i, h := range hs {
+		for _, v := range all[i*perReplica : (i+1)*perReplica] {
+			assert.True(t, h.Put(v), "Put(%q) of a new value", v)
+			assert.True(t, h.MightContain(v), "a replica does not see its own put at once")
+		}
+	}
+	// Before any sync, replica 1 has not seen replica 0's keys, and Redis
+	// nothing.
+	seen := 0
+	for _, v := range all[:perReplica] {
+		if hs[1].MightContain(v) {
+			seen++
+		}
+	}
+	assert.Less(t, seen, perReplica/10, "replica 1 sees replica 0's keys before any sync")
+	count, err := remote.BitCount(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, count, "Redis has bits before any sync")
+
+	// One round pushes everything; the second pulls in what the first
+	// replicas to sync could not see yet.
+	before := time.Now()
+	for range 2 {
+		for _, h := range hs {
+			require.NoError(t, h.Sync(ctx))
+		}
+	}
+	snap, err := remote.Snapshot(ctx)
+	require.NoError(t, err)
+	assert.True(t, snap.Equal(want), "Redis differs from the union of the replicas")
+	for i, h := range hs {
+		assert.True(t, h.Copy().Equal(want), "replica %d differs from the union after syncing", i)
+		assert.False(t, h.LastSync().Before(before), "replica %d: LastSync did not advance", i)
+	}
+}
+
+// TestHybridPutsDuringSync races puts against syncs: a put that runs while
+// a Sync reads the local filter must be pushed by a later Sync, never lost.
+func TestHybridPutsDuringSync(t *testing.T) {
+	const writers, perWriter = 4, 2000
+	ctx := testContext(t)
+	hs, remote := hybrids(t, 1, writers*perWriter)
+	h := hs[0]
+	values := randomStrings(rand.New(rand.NewPCG(15, 16)), writers*perWriter)
+
+	var wg sync.WaitGroup
+	var done atomic.Bool
+	var syncs atomic.Int64
+	syncErr := make(chan error, 1)
+	go func() {
+		defer close(syncErr)
+		for !done.Load() {
+			if err := h.Sync(ctx); err != nil {
+				syncErr <- err
+				return
+			}
+			syncs.Add(1)
+		}
+	}()
+	for w := range writers {
+		wg.Go(func() {
+			for _, v := range values[w*perWriter : (w+1)*perWriter] {
+				h.Put(v)
+			}
+		})
+	}
+	wg.Wait()
+	done.Store(true)
+	require.NoError(t, <-syncErr)
+	require.NoError(t, h.Sync(ctx))
+	t.Logf("%d syncs ran during the puts", syncs.Load())
+
+	found, err := remote.MightContainMany(ctx, nil, values)
+	require.NoError(t, err)
+	missing := 0
+	for _, ok := range found {
+		if !ok {
+			missing++
+		}
+	}
+	assert.Zero(t, missing, "puts lost between the local filter and Redis")
+	snap, err := remote.Snapshot(ctx)
+	require.NoError(t, err)
+	assert.True(t, snap.Equal(h.Copy()), "Redis and the only replica differ after a final Sync")
+}
+
+// TestHybridRebuildsLostFilter: when Redis loses the filter, the next Sync
+// re-creates it from the replica's local copy.
+func TestHybridRebuildsLostFilter(t *testing.T) {
+	ctx := testContext(t)
+	hs, remote := hybrids(t, 2, 1000)
+	values := randomStrings(rand.New(rand.NewPCG(17, 18)), 200)
+	for _, v := range values[:100] {
+		hs[0].Put(v)
+	}
+	for _, v := range values[100:] {
+		hs[1].Put(v)
+	}
+	require.NoError(t, hs[0].Sync(ctx))
+	require.NoError(t, remote.Delete(ctx))
+
+	// hs[1] has unpushed puts and finds the filter gone: it re-creates it
+	// and pushes everything it has.
+	require.NoError(t, hs[1].Sync(ctx))
+	found, err := remote.MightContainMany(ctx, nil, values[100:])
+	require.NoError(t, err)
+	assert.NotContains(t, found, false, "hs[1]'s values are missing from the re-created filter")
+
+	// hs[0] pushed before the loss and has nothing new: its first Sync
+	// finds the shared filter lacking its bits, its second pushes them.
+	require.NoError(t, hs[0].Sync(ctx))
+	require.NoError(t, hs[0].Sync(ctx))
+	found, err = remote.MightContainMany(ctx, nil, values)
+	require.NoError(t, err)
+	assert.NotContains(t, found, false, "values missing from the rebuilt filter")
+}
+
+// TestHybridRun runs two replicas with Run and waits, for a bounded time,
+// until a put on one is seen by the other.
+func TestHybridRun(t *testing.T) {
+	ctx := testContext(t)
+	hs, _ := hybrids(t, 2, 1000)
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var failures atomic.Int64
+	for _, h := range hs {
+		wg.Go(func() {
+			h.Run(runCtx, 10*time.Millisecond, func(err error) {
+				failures.Add(1)
+				t.Errorf("Sync: %v", err)
+			})
+		})
+	}
+	hs[0].Put("from replica 0")
+	deadline := time.Now().Add(30 * time.Second)
+	for !hs[1].MightContain("from replica 0") && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	wg.Wait()
+	assert.True(t, hs[1].MightContain("from replica 0"), "replica 1 never saw replica 0's put")
+	assert.Zero(t, failures.Load())
+}
+
+// TestHybridZeroAllocs requires the local side of a Hybrid to allocate
+// nothing, as bloom.Filter's Put and MightContain do.
+func TestHybridZeroAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector makes sync.Pool drop items at random, so allocation counts mean nothing; .ci/run also runs this test without -race")
+	}
+	hs, _ := hybrids(t, 1, 1000)
+	h := hs[0]
+	i := 0
+	assert.Zero(t, testing.AllocsPerRun(1000, func() {
+		h.Put(strconv.Itoa(i % 10)) // small ints format without allocating
+		i++
+	}), "Put")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { h.MightContain("x") }), "MightContain")
+}

@@ -1,0 +1,175 @@
+package redisfilter
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/strategy"
+	"github.com/redis/go-redis/v9"
+)
+
+// maxGenerations bounds the bitmaps MightContain tests each value in.
+const maxGenerations = 64
+
+// A Windowed filter remembers values for a sliding window of time, shared by
+// a fleet without coordination: time is cut into generations of a fixed
+// period, numbered from the Unix epoch, and each generation has its own
+// bitmap in Redis, {name}:<generation> with generation = ⌊Unix time /
+// period⌋. Every replica whose clock agrees derives the same current
+// generation, and so the same key.
+//
+// Put adds a value to the current generation's bitmap, which the first Put
+// creates at its full size with an expiry. MightContain looks for the value
+// in the last Generations generations: a value is found for at least
+// (Generations−1)·Period after its Put and for at most Generations·Period.
+//
+// Replicas whose clocks disagree disagree about the current generation near
+// its ends. MightContain also looks in the generation after the current one,
+// so a value put by a replica whose clock runs ahead is found by the others
+// at once, and each bitmap expires (by Redis's clock) one period after the
+// last generation that reads it ends. So while the clocks of the replicas
+// and of Redis are within a period of each other, a skew of s only shortens
+// the guarantee: a value is found for at least (Generations−1)·Period − s
+// after its Put. Redis holds at most Generations+2 bitmaps of BitSize/8
+// bytes each.
+//
+// The config key {name}:config records the parameters and the window, and
+// does not expire. A Windowed filter is safe for concurrent use by multiple
+// goroutines.
+type Windowed[T any] struct {
+	c      core[T]
+	period int64 // milliseconds
+	gens   int
+	now    func() time.Time
+}
+
+// OpenWindowed returns the windowed filter called name, with generations of
+// period and MightContain looking in the last generations of them. Each
+// generation's bitmap is sized, as [bloom.New] sizes a filter, for about
+// expectedInsertions values with a false-positive probability of about fpp.
+// A value is looked for in up to generations+1 bitmaps, so the
+// false-positive probability of the window is up to that many times fpp.
+//
+// OpenWindowed creates the config key or checks it as [Open] does; the
+// bitmaps are created by the Puts. period must be a positive whole number of
+// milliseconds and generations between 1 and 64.
+func OpenWindowed[T any](ctx context.Context, rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, period time.Duration, generations int, opts ...Option) (*Windowed[T], error) {
+	if period <= 0 || period%time.Millisecond != 0 {
+		return nil, fmt.Errorf("%w: window period (%v) must be a positive whole number of milliseconds", bloom.ErrInvalidArgument, period)
+	}
+	if generations < 1 || generations > maxGenerations {
+		return nil, fmt.Errorf("%w: number of generations (%d) must be between 1 and %d", bloom.ErrInvalidArgument, generations, maxGenerations)
+	}
+	o := newOptions(opts)
+	window := fmt.Sprintf(" window=%v generations=%d", period, generations)
+	c, err := newCore(rdb, name, f, expectedInsertions, fpp, window, o)
+	if err != nil {
+		return nil, err
+	}
+	w := &Windowed[T]{c: c, period: period.Milliseconds(), gens: generations, now: o.now}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	if err := c.open(ctx, ""); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Generation returns the number of the generation that t falls in,
+// ⌊t.UnixMilli() / Period⌋.
+func (w *Windowed[T]) Generation(t time.Time) int64 {
+	ms := t.UnixMilli()
+	g := ms / w.period
+	if ms%w.period < 0 {
+		g-- // floor, for times before 1970
+	}
+	return g
+}
+
+// Key returns the Redis key of generation gen's bitmap, {name}:<gen>.
+func (w *Windowed[T]) Key(gen int64) string {
+	return "{" + w.c.name + "}:" + strconv.FormatInt(gen, 10)
+}
+
+// putArgs returns the keys a put into the current generation touches and the
+// Unix time in milliseconds at which its bitmap is to expire.
+func (w *Windowed[T]) putArgs() ([]string, string) {
+	gen := w.Generation(w.now())
+	expireAt := (gen + int64(w.gens) + 1) * w.period
+	return []string{w.c.cfgKey, w.Key(gen)}, strconv.FormatInt(expireAt, 10)
+}
+
+// readKeys returns the keys MightContain reads: the config, the last
+// Generations generations and the next one.
+func (w *Windowed[T]) readKeys() []string {
+	gen := w.Generation(w.now())
+	keys := make([]string, 0, w.gens+2)
+	keys = append(keys, w.c.cfgKey)
+	for g := gen - int64(w.gens) + 1; g <= gen+1; g++ {
+		keys = append(keys, w.Key(g))
+	}
+	return keys
+}
+
+// Put adds v to the current generation and reports whether any bit of that
+// generation changed. It costs one round trip.
+func (w *Windowed[T]) Put(ctx context.Context, v T) (bool, error) {
+	keys, expireAt := w.putArgs()
+	var changed [1]bool
+	res, err := w.c.eval(ctx, "put", putScript, keys, expireAt, []T{v}, changed[:0])
+	return len(res) == 1 && res[0], err
+}
+
+// MightContain reports whether v might have been put in the window; false
+// means it certainly was not, within the bounds the type's documentation
+// gives. It costs one round trip.
+func (w *Windowed[T]) MightContain(ctx context.Context, v T) (bool, error) {
+	var found [1]bool
+	res, err := w.c.eval(ctx, "mightContain", containsScript, w.readKeys(), "1", []T{v}, found[:0])
+	return len(res) == 1 && res[0], err
+}
+
+// PutMany adds every value of vs to the generation current when it starts,
+// batched as [Filter.PutMany] is.
+func (w *Windowed[T]) PutMany(ctx context.Context, vs []T) error {
+	keys, expireAt := w.putArgs()
+	_, err := w.c.eval(ctx, "putMany", putScript, keys, expireAt, vs, nil)
+	return err
+}
+
+// MightContainMany appends to dst, for each value of vs in order, whether it
+// might have been put in the window, batched as [Filter.MightContainMany]
+// is, and returns the extended slice. On error it returns dst unchanged.
+func (w *Windowed[T]) MightContainMany(ctx context.Context, dst []bool, vs []T) ([]bool, error) {
+	return w.c.eval(ctx, "mightContainMany", containsScript, w.readKeys(), "1", vs, dst)
+}
+
+// Snapshot returns a local copy of generation gen, as [Filter.Snapshot]
+// does; a generation without a bitmap (not yet put to, or expired) gives an
+// empty filter.
+func (w *Windowed[T]) Snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], error) {
+	return w.c.snapshot(ctx, w.Key(gen), true)
+}
+
+// Period returns the length of a generation.
+func (w *Windowed[T]) Period() time.Duration { return time.Duration(w.period) * time.Millisecond }
+
+// Generations returns the number of generations MightContain looks in.
+func (w *Windowed[T]) Generations() int { return w.gens }
+
+// BitSize returns the number of bits in each generation's bitmap.
+func (w *Windowed[T]) BitSize() int64 { return w.c.bitSize }
+
+// NumHashFunctions returns k, the number of bits each value sets.
+func (w *Windowed[T]) NumHashFunctions() int { return w.c.k }
+
+// Strategy returns the strategy w maps hashes to bits with.
+func (w *Windowed[T]) Strategy() strategy.Strategy { return w.c.strategy }
+
+// ConfigKey returns the Redis key of w's parameters, {name}:config.
+func (w *Windowed[T]) ConfigKey() string { return w.c.cfgKey }
