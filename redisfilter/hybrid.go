@@ -77,6 +77,26 @@ func (h *Hybrid[T]) MightContain(v T) bool {
 	return h.local.MightContain(v)
 }
 
+// PutMany puts every value of vs in the local filter, as
+// [bloom.Filter.PutMany] does, for the next Sync to push to Redis. With the
+// built-in funnels, PutMany does not allocate.
+func (h *Hybrid[T]) PutMany(vs []T) {
+	if len(vs) == 0 {
+		return
+	}
+	h.local.PutMany(vs)
+	if !h.dirty.Load() {
+		h.dirty.Store(true)
+	}
+}
+
+// MightContainMany appends to dst, for each value of vs, what MightContain
+// would report for it, and returns the extended slice, as
+// [bloom.Filter.MightContainMany] does.
+func (h *Hybrid[T]) MightContainMany(dst []bool, vs []T) []bool {
+	return h.local.MightContainMany(dst, vs)
+}
+
 // Sync pushes the local puts made since the last Sync to Redis with
 // [Filter.Merge], then pulls the shared filter with [Filter.Snapshot] and ORs
 // it into the local one.

@@ -50,7 +50,16 @@ func TestHybridSync(t *testing.T) {
 		want.Put(v)
 	}
 	for i, h := range hs {
-		for _, v := range all[i*perReplica : (i+1)*perReplica] {
+		mine := all[i*perReplica : (i+1)*perReplica]
+		if i%2 == 1 {
+			// Half the replicas put in batches, which must be pushed too.
+			h.PutMany(mine)
+			for j, found := range h.MightContainMany(nil, mine) {
+				assert.True(t, found, "a replica does not see its own PutMany of %q at once", mine[j])
+			}
+			continue
+		}
+		for _, v := range mine {
 			assert.True(t, h.Put(v), "Put(%q) of a new value", v)
 			assert.True(t, h.MightContain(v), "a replica does not see its own put at once")
 		}
