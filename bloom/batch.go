@@ -18,7 +18,7 @@ func (f *Filter[T]) PutMany(vs []T) {
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
 		for i, v := range vs[:n] {
-			hs[i].H1, hs[i].H2 = f.hash(v)
+			hs[i].H1, hs[i].H2 = f.hash.Sum128(v)
 		}
 		f.probe.PutMany(hs[:n], f.k, f.bits)
 		vs = vs[n:]
@@ -36,7 +36,7 @@ func (f *Filter[T]) MightContainMany(dst []bool, vs []T) []bool {
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
 		for i, v := range vs[:n] {
-			hs[i].H1, hs[i].H2 = f.hash(v)
+			hs[i].H1, hs[i].H2 = f.hash.Sum128(v)
 		}
 		out := dst[len(dst) : len(dst)+n]
 		f.probe.MightContainMany(hs[:n], f.k, f.bits, out)

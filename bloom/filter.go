@@ -22,7 +22,7 @@ import (
 // not run concurrently with anything else.
 type Filter[T any] struct {
 	funnel   funnel.Funnel[T]
-	hash     func(T) (h1, h2 uint64) // strategy.HashFunc(funnel)
+	hash     strategy.Hasher[T]
 	strategy strategy.Strategy
 	probe    strategy.Prober
 	k        int
@@ -50,7 +50,7 @@ func New[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts 
 }
 
 func newFilter[T any](f funnel.Funnel[T], s strategy.Strategy, k int, bits *bitarray.Array) *Filter[T] {
-	return &Filter[T]{funnel: f, hash: strategy.HashFunc(f), strategy: s, probe: strategy.ProberFor(s), k: k, bits: bits}
+	return &Filter[T]{funnel: f, hash: strategy.HasherFor(f), strategy: s, probe: strategy.ProberFor(s), k: k, bits: bits}
 }
 
 // Put adds v to f and reports whether any bit changed. Put returning true
@@ -59,7 +59,7 @@ func newFilter[T any](f funnel.Funnel[T], s strategy.Strategy, k int, bits *bita
 // Two goroutines putting the same new value at once may both get true, as in
 // Guava. With the built-in funnels, Put does not allocate.
 func (f *Filter[T]) Put(v T) bool {
-	h1, h2 := f.hash(v)
+	h1, h2 := f.hash.Sum128(v)
 	return f.probe.Put(h1, h2, f.k, f.bits)
 }
 
@@ -68,7 +68,7 @@ func (f *Filter[T]) Put(v T) bool {
 // (in the sense of the Go memory model) returns true. With the built-in
 // funnels, MightContain does not allocate.
 func (f *Filter[T]) MightContain(v T) bool {
-	h1, h2 := f.hash(v)
+	h1, h2 := f.hash.Sum128(v)
 	return f.probe.MightContain(h1, h2, f.k, f.bits)
 }
 

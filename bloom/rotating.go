@@ -52,7 +52,7 @@ import (
 // referenced is garbage collected, its pending timer notwithstanding.
 type Rotating[T any] struct {
 	gens atomic.Pointer[generations[T]]
-	hash func(T) (h1, h2 uint64) // strategy.HashFunc(funnel): one hash for both generations
+	hash strategy.Hasher[T] // one hash for both generations
 
 	shardShift uint  // the insert counter of a hash is inserts[h2>>shardShift]
 	shardLimit int64 // inserts counted in one shard that fill a generation
@@ -184,7 +184,7 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 		shardBits++
 	}
 	return &Rotating[T]{
-		hash:               strategy.HashFunc(f),
+		hash:               strategy.HasherFor(f),
 		shardShift:         64 - shardBits, // a shift by 64 gives 0: one shard
 		shardLimit:         (n + 1<<shardBits - 1) >> shardBits,
 		funnel:             f,
@@ -238,7 +238,7 @@ func (r *Rotating[T]) newGeneration(f *Filter[T], started time.Time, count int64
 // fills a generation, which allocates the next one (BitSize/8 bytes).
 func (r *Rotating[T]) Put(v T) bool {
 	g := r.gens.Load()
-	h1, h2 := r.hash(v)
+	h1, h2 := r.hash.Sum128(v)
 	isNew := r.putIn(g, h1, h2) && !g.prev.has(h1, h2)
 	// v must end up in a generation that was still current after v's bits
 	// were set in it. One that a rotation had already made previous would
@@ -275,7 +275,7 @@ func (r *Rotating[T]) putIn(g *generations[T], h1, h2 uint64) bool {
 // which, unless generations fill early, covers the last window. With the
 // built-in funnels, MightContain does not allocate.
 func (r *Rotating[T]) MightContain(v T) bool {
-	h1, h2 := r.hash(v)
+	h1, h2 := r.hash.Sum128(v)
 	g := r.gens.Load()
 	return g.cur.has(h1, h2) || g.prev.has(h1, h2)
 }

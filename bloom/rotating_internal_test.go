@@ -26,11 +26,11 @@ func TestRotatingPutAfterRotations(t *testing.T) {
 	hashing, resume := make(chan struct{}), make(chan struct{})
 	// Put hashes after loading the generations, so holding the hash holds
 	// Put in between.
-	r.hash = func(v int64) (uint64, uint64) {
+	r.hash = hasherFunc[int64](func(v int64) (uint64, uint64) {
 		close(hashing)
 		<-resume
-		return hash(v)
-	}
+		return hash.Sum128(v)
+	})
 	isNew := make(chan bool)
 	go func() { isNew <- r.Put(42) }()
 	<-hashing
@@ -40,7 +40,7 @@ func TestRotatingPutAfterRotations(t *testing.T) {
 		t.Error("Put(42) = false, want true")
 	}
 	r.hash = hash
-	h1, h2 := hash(42)
+	h1, h2 := hash.Sum128(42)
 	if !loaded.has(h1, h2) {
 		t.Fatal("Put did not set 42's bits in the generation it loaded first; the test no longer holds Put where it means to")
 	}
@@ -119,3 +119,8 @@ func TestRotatingPutRacesRotation(t *testing.T) {
 		t.Errorf("only %d checks", checked.Load())
 	}
 }
+
+// hasherFunc is a strategy.Hasher made of a function.
+type hasherFunc[T any] func(T) (uint64, uint64)
+
+func (f hasherFunc[T]) Sum128(v T) (uint64, uint64) { return f(v) }

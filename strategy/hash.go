@@ -17,9 +17,10 @@ const maxPooledBuffer = 64 << 10
 // stays allocation-free for any funnel.
 var buffers = sync.Pool{New: func() any { return new(funnel.Buffer) }}
 
-// directHasher is implemented by the built-in funnels, which hash a value
-// without feeding a Sink.
-type directHasher[T any] interface {
+// A Hasher computes Sum128 for the values of one funnel.
+type Hasher[T any] interface {
+	// Sum128 returns the Murmur3-128 hash of the bytes the funnel feeds
+	// for v, as [Sum128] does.
 	Sum128(v T) (h1, h2 uint64)
 }
 
@@ -27,31 +28,35 @@ type directHasher[T any] interface {
 // which is Guava's Hashing.murmur3_128().hashObject(v, f): h1 is what
 // HashCode.asLong returns, and h2 the second half. With a Funnel that does
 // not retain the Sink, Sum128 does not allocate. To hash many values with
-// one funnel, [HashFunc] is faster.
+// one funnel, [HasherFor] is faster.
 func Sum128[T any](f funnel.Funnel[T], v T) (h1, h2 uint64) {
-	if d, ok := f.(directHasher[T]); ok {
-		return d.Sum128(v)
+	if h, ok := f.(Hasher[T]); ok {
+		return h.Sum128(v)
 	}
-	return sumBuffered(f, v)
+	return buffered[T]{f}.Sum128(v)
 }
 
-// HashFunc returns a function that computes Sum128(f, v). It inspects f
-// once, so each call is cheaper than Sum128's; for the built-in funnels it
-// hashes the value directly, without a Sink.
-func HashFunc[T any](f funnel.Funnel[T]) func(v T) (h1, h2 uint64) {
-	if d, ok := f.(directHasher[T]); ok {
-		return d.Sum128
+// HasherFor returns a Hasher that computes Sum128(f, v). It inspects f once,
+// so each call is cheaper than Sum128's. The built-in funnels are Hashers
+// themselves, which hash a value directly, without a Sink; any other funnel
+// is hashed through a pooled buffer.
+func HasherFor[T any](f funnel.Funnel[T]) Hasher[T] {
+	if h, ok := f.(Hasher[T]); ok {
+		return h
 	}
-	return func(v T) (uint64, uint64) { return sumBuffered(f, v) }
+	return buffered[T]{f}
 }
 
-func sumBuffered[T any](f funnel.Funnel[T], v T) (h1, h2 uint64) {
-	b := buffers.Get().(*funnel.Buffer)
-	b.Reset()
-	f.Funnel(v, b)
-	h1, h2 = murmur3.Sum128(b.Bytes())
-	if b.Len() <= maxPooledBuffer {
-		buffers.Put(b)
+// buffered hashes what a funnel feeds into a pooled buffer.
+type buffered[T any] struct{ f funnel.Funnel[T] }
+
+func (b buffered[T]) Sum128(v T) (h1, h2 uint64) {
+	buf := buffers.Get().(*funnel.Buffer)
+	buf.Reset()
+	b.f.Funnel(v, buf)
+	h1, h2 = murmur3.Sum128(buf.Bytes())
+	if buf.Len() <= maxPooledBuffer {
+		buffers.Put(buf)
 	}
 	return h1, h2
 }

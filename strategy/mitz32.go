@@ -1,7 +1,5 @@
 package strategy
 
-import "github.com/mitzbloom/mitzbloom/internal/bitarray"
-
 type mitz32 struct{}
 
 func (mitz32) Ordinal() int   { return 0 }
@@ -29,27 +27,6 @@ func (p *probe32) combined() uint64 {
 		c = ^c
 	}
 	return uint64(c)
-}
-
-func put32(h1 uint64, k int, bits *bitarray.Array) bool {
-	p := newProbe32(h1)
-	changed := false
-	for range k {
-		if bits.Set(bits.Reduce(p.combined())) {
-			changed = true
-		}
-	}
-	return changed
-}
-
-func mightContain32(h1 uint64, k int, bits *bitarray.Array) bool {
-	p := newProbe32(h1)
-	for range k {
-		if !bits.Get(bits.Reduce(p.combined())) {
-			return false
-		}
-	}
-	return true
 }
 
 func (mitz32) AppendIndexes(dst []int64, h1, _ uint64, k int, bitSize int64) []int64 {

@@ -2,8 +2,6 @@ package strategy
 
 import (
 	"math"
-
-	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 )
 
 type mitz64 struct{}
@@ -23,27 +21,6 @@ func (p *probe64) combined() uint64 {
 	c := p.next & math.MaxInt64
 	p.next += p.step
 	return c
-}
-
-func put64(h1, h2 uint64, k int, bits *bitarray.Array) bool {
-	p := probe64{h1, h2}
-	changed := false
-	for range k {
-		if bits.Set(bits.Reduce(p.combined())) {
-			changed = true
-		}
-	}
-	return changed
-}
-
-func mightContain64(h1, h2 uint64, k int, bits *bitarray.Array) bool {
-	p := probe64{h1, h2}
-	for range k {
-		if !bits.Get(bits.Reduce(p.combined())) {
-			return false
-		}
-	}
-	return true
 }
 
 func (mitz64) AppendIndexes(dst []int64, h1, h2 uint64, k int, bitSize int64) []int64 {

@@ -21,18 +21,53 @@ func ProberFor(s Strategy) Prober { return Prober{mitz32: s == Murmur128Mitz32} 
 // Put sets the k bits that the hash (h1, h2) selects and reports whether any
 // of them changed.
 func (p Prober) Put(h1, h2 uint64, k int, bits *bitarray.Array) bool {
-	if p.mitz32 {
-		return put32(h1, k, bits)
-	}
-	return put64(h1, h2, k, bits)
+	return put(p.mitz32, h1, h2, k, bits)
 }
 
 // MightContain reports whether all k bits that (h1, h2) selects are set.
 func (p Prober) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
-	if p.mitz32 {
-		return mightContain32(h1, k, bits)
+	return mightContain(p.mitz32, h1, h2, k, bits)
+}
+
+// put and mightContain hold both strategies' loops, so that the Prober
+// methods, a single call each, inline into the filter's.
+func put(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
+	changed := false
+	if mitz32 {
+		p := newProbe32(h1)
+		for range k {
+			if bits.Set(bits.Reduce(p.combined())) {
+				changed = true
+			}
+		}
+		return changed
 	}
-	return mightContain64(h1, h2, k, bits)
+	p := probe64{h1, h2}
+	for range k {
+		if bits.Set(bits.Reduce(p.combined())) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+func mightContain(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
+	if mitz32 {
+		p := newProbe32(h1)
+		for range k {
+			if !bits.Get(bits.Reduce(p.combined())) {
+				return false
+			}
+		}
+		return true
+	}
+	p := probe64{h1, h2}
+	for range k {
+		if !bits.Get(bits.Reduce(p.combined())) {
+			return false
+		}
+	}
+	return true
 }
 
 // BatchSize is the most hashes PutMany and MightContainMany take at once.

@@ -30,8 +30,8 @@ func hashOf[T any](t *testing.T, f funnel.Funnel[T], raw json.RawMessage, decode
 	v := decode(raw)
 	h := hashHex(Sum128(f, v))
 	viaSink := funnel.Func[T](f.Funnel)
-	if other := hashHex(HashFunc(f)(v)); other != h {
-		t.Errorf("%v: HashFunc gives %s, Sum128 %s", f, other, h)
+	if other := hashHex(HasherFor(f).Sum128(v)); other != h {
+		t.Errorf("%v: HasherFor gives %s, Sum128 %s", f, other, h)
 	}
 	if other := hashHex(Sum128(viaSink, v)); other != h {
 		t.Errorf("%v: hashing through a Sink gives %s, Sum128 %s", f, other, h)
