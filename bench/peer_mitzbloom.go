@@ -1,0 +1,52 @@
+package bench
+
+import (
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+)
+
+// Mitzbloom is the library under test with its default strategy,
+// MURMUR128_MITZ_64, called once per key. Its filters are lock-free, so the
+// parallel workloads share the same kind of filter.
+func Mitzbloom[K any](f funnel.Funnel[K]) Contender[K] {
+	return Contender[K]{
+		Name: "mitzbloom",
+		New: func(n int64, p float64) (Set[K], error) {
+			filter, err := bloom.New(f, n, p)
+			return mitzSet[K]{filter}, err
+		},
+	}
+}
+
+// mitzSet calls Put and MightContain once per key.
+type mitzSet[K any] struct{ f *bloom.Filter[K] }
+
+func (s mitzSet[K]) PutMany(keys []K) {
+	for _, k := range keys {
+		s.f.Put(k)
+	}
+}
+
+func (s mitzSet[K]) MightContainMany(dst []bool, keys []K) []bool {
+	for _, k := range keys {
+		dst = append(dst, s.f.MightContain(k))
+	}
+	return dst
+}
+
+func (s mitzSet[K]) BitSize() int64 { return s.f.BitSize() }
+
+// MitzbloomBatch is the library under test through its batch API,
+// PutMany and MightContainMany, called with [Chunk] keys at a time. It
+// calls the filters of the contender named "mitzbloom", which must be in the
+// same suite, sharing them.
+func MitzbloomBatch[K any]() Contender[K] {
+	return Contender[K]{
+		Name: "mitzbloom-batch",
+		Base: "mitzbloom",
+		// A *bloom.Filter is a Set as it is.
+		View: func(set Set[K]) Set[K] { return set.(mitzSet[K]).f },
+	}
+}
+
+var _ Set[int64] = (*bloom.Filter[int64])(nil)
