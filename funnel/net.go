@@ -152,10 +152,18 @@ func putAddr(a netip.Addr, into Sink) {
 }
 
 // sumAddrPort hashes what AddrPort feeds, or with withPort false what Addr
-// feeds, from a buffer on the stack: murmur3 does not retain it.
+// feeds. An IPv4 address and its port fit in one word; an IPv6 one is
+// hashed from a buffer on the stack, which murmur3 does not retain.
 func sumAddrPort(a netip.Addr, port uint16, withPort bool) (h1, h2 uint64) {
-	var buf [18]byte
 	b, n := addrBytes(a)
+	if n == 4 {
+		v := uint64(binary.LittleEndian.Uint32(b[:]))
+		if withPort {
+			return murmur3.SumN(v|uint64(port)<<32, 6)
+		}
+		return murmur3.SumN(v, 4)
+	}
+	var buf [18]byte
 	copy(buf[:], b[:n])
 	if withPort {
 		binary.LittleEndian.PutUint16(buf[n:], port)

@@ -48,23 +48,33 @@ func SumString(s string) (h1, h2 uint64) {
 
 // Sum64 returns the hash of the 8 bytes of v, little-endian: what Guava's
 // putLong(v) feeds.
-func Sum64(v uint64) (h1, h2 uint64) {
-	return finish(mixK1(v), 0, 8)
-}
+func Sum64(v uint64) (h1, h2 uint64) { return SumN(v, 8) }
 
 // Sum32 returns the hash of the 4 bytes of v, little-endian: what Guava's
 // putInt(v) feeds.
-func Sum32(v uint32) (h1, h2 uint64) {
-	return finish(mixK1(uint64(v)), 0, 4)
+func Sum32(v uint32) (h1, h2 uint64) { return SumN(uint64(v), 4) }
+
+// SumN returns the hash of the n low bytes of v, little-endian, for n from 1
+// to 8; the other bytes of v must be zero. A key that fits in a word hashes
+// without a byte slice.
+func SumN(v uint64, n int) (h1, h2 uint64) {
+	return finish(mixK1(v), 0, uint64(n))
 }
 
-// loadTail reads 1 to 8 bytes little-endian, as the tail of a block.
+// loadTail reads 1 to 8 bytes little-endian, as the tail of a block, with
+// at most three loads rather than one per byte: bytes that two loads both
+// cover land at the same place, so ORing them is harmless.
 func loadTail(b []byte) uint64 {
-	var k uint64
-	for i := len(b) - 1; i >= 0; i-- {
-		k = k<<8 | uint64(b[i])
+	switch n := len(b); {
+	case n == 8:
+		return binary.LittleEndian.Uint64(b)
+	case n >= 4:
+		lo := uint64(binary.LittleEndian.Uint32(b))
+		hi := uint64(binary.LittleEndian.Uint32(b[n-4:]))
+		return lo | hi<<(8*(n-4))
+	default:
+		return uint64(b[0]) | uint64(b[n/2])<<(8*(n/2)) | uint64(b[n-1])<<(8*(n-1))
 	}
-	return k
 }
 
 func mixK1(k uint64) uint64 { return bits.RotateLeft64(k*c1, 31) * c2 }

@@ -40,6 +40,13 @@ func TestSumFixed(t *testing.T) {
 		if h1, h2 := Sum64(v); [2]uint64{h1, h2} != pair(Sum128(binary.LittleEndian.AppendUint64(nil, v))) {
 			t.Fatalf("Sum64(%#x) = %x %x, not the hash of its 8 bytes", v, h1, h2)
 		}
+		for n := 1; n <= 8; n++ {
+			low := binary.LittleEndian.AppendUint64(nil, v)[:n]
+			masked := v & (1<<(8*n) - 1)
+			if h1, h2 := SumN(masked, n); [2]uint64{h1, h2} != pair(Sum128(low)) {
+				t.Fatalf("SumN(%#x, %d) = %x %x, not the hash of its %d bytes", masked, n, h1, h2, n)
+			}
+		}
 		u := uint32(v)
 		if h1, h2 := Sum32(u); [2]uint64{h1, h2} != pair(Sum128(binary.LittleEndian.AppendUint32(nil, u))) {
 			t.Fatalf("Sum32(%#x) = %x %x, not the hash of its 4 bytes", u, h1, h2)
