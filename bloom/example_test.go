@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log"
+	"net/netip"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
@@ -86,4 +87,25 @@ func ExampleSize() {
 	// Output:
 	// 14377600 10 <nil>
 	// bloom: invalid argument: false positive probability (1.5) must be < 1.0
+}
+
+// A proxy checks a batch of client addresses at once: on a large filter the
+// batch calls overlap the memory reads of the addresses.
+func ExampleFilter_MightContainMany() {
+	seen, err := bloom.New(funnel.Addr, 1_000_000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	seen.PutMany([]netip.Addr{
+		netip.MustParseAddr("10.0.0.1"),
+		netip.MustParseAddr("2001:db8::1"),
+	})
+	batch := []netip.Addr{
+		netip.MustParseAddr("10.0.0.1"),
+		netip.MustParseAddr("10.0.0.2"),
+		netip.MustParseAddr("::ffff:10.0.0.1"), // the same key as 10.0.0.1
+	}
+	answers := make([]bool, 0, len(batch))
+	fmt.Println(seen.MightContainMany(answers, batch))
+	// Output: [true false true]
 }

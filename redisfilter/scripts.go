@@ -51,8 +51,14 @@ local out = {}
 for v = 1, (#ARGV - 4) / k do
   local changed = '0'
   for j = 4 + (v - 1) * k + 1, 4 + v * k do
-    -- '1', not 1: Redis formats a Lua number with snprintf on every call.
-    if redis.call('SETBIT', key, ARGV[j], '1') == 0 then changed = '1' end
+    -- GETBIT first, as a local filter loads before it ORs: a bit that is
+    -- set already, the common case in a filling filter, costs a read and
+    -- no write (no dirty key, no effect to propagate).
+    if redis.call('GETBIT', key, ARGV[j]) == 0 then
+      -- '1', not 1: Redis formats a Lua number with snprintf on every call.
+      redis.call('SETBIT', key, ARGV[j], '1')
+      changed = '1'
+    end
   end
   out[v] = changed
 end
