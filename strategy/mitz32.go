@@ -7,22 +7,20 @@ func (mitz32) String() string { return "MURMUR128_MITZ_32" }
 func (mitz32) isStrategy()    {}
 
 // probe32 yields MURMUR128_MITZ_32's combined hashes: with a and b the low
-// and high 32 bits of h1, the ith (from 1) is a+i·b in int32 arithmetic,
-// complemented (not negated) when negative. The bit index is the combined
-// hash modulo the bit size, so indexes never reach 2³¹, however large the
-// filter.
+// and high 32 bits of h1, the ith (from 0) is a+(i+1)·b in int32
+// arithmetic, as in Guava, complemented (not negated) when negative. The bit
+// index is the combined hash modulo the bit size, so indexes never reach
+// 2³¹, however large the filter.
 type probe32 struct {
-	next, step int32
+	a, b int32
 }
 
 func newProbe32(h1 uint64) probe32 {
-	a, b := int32(h1), int32(h1>>32)
-	return probe32{next: a + b, step: b}
+	return probe32{a: int32(h1), b: int32(h1 >> 32)}
 }
 
-func (p *probe32) combined() uint64 {
-	c := p.next
-	p.next += p.step
+func (p probe32) combined(i int) uint64 {
+	c := p.a + int32(i+1)*p.b
 	if c < 0 {
 		c = ^c
 	}
@@ -31,8 +29,8 @@ func (p *probe32) combined() uint64 {
 
 func (mitz32) AppendIndexes(dst []int64, h1, _ uint64, k int, bitSize int64) []int64 {
 	p := newProbe32(h1)
-	for range k {
-		dst = append(dst, int64(p.combined()%uint64(bitSize)))
+	for i := range k {
+		dst = append(dst, int64(p.combined(i)%uint64(bitSize)))
 	}
 	return dst
 }

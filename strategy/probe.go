@@ -35,16 +35,16 @@ func put(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	changed := false
 	if mitz32 {
 		p := newProbe32(h1)
-		for range k {
-			if bits.Set(bits.Reduce(p.combined())) {
+		for i := range k {
+			if bits.Set(bits.Reduce(p.combined(i))) {
 				changed = true
 			}
 		}
 		return changed
 	}
 	p := probe64{h1, h2}
-	for range k {
-		if bits.Set(bits.Reduce(p.combined())) {
+	for i := range k {
+		if bits.Set(bits.Reduce(p.combined(i))) {
 			changed = true
 		}
 	}
@@ -54,16 +54,16 @@ func put(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 func mightContain(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	if mitz32 {
 		p := newProbe32(h1)
-		for range k {
-			if !bits.Get(bits.Reduce(p.combined())) {
+		for i := range k {
+			if !bits.Get(bits.Reduce(p.combined(i))) {
 				return false
 			}
 		}
 		return true
 	}
 	p := probe64{h1, h2}
-	for range k {
-		if !bits.Get(bits.Reduce(p.combined())) {
+	for i := range k {
+		if !bits.Get(bits.Reduce(p.combined(i))) {
 			return false
 		}
 	}
@@ -95,11 +95,12 @@ func (l *lanes) init(hs []Hash) {
 	}
 }
 
-func (l *lanes) combined(i int) uint64 {
+// combined returns the combined hash of value i for round j.
+func (l *lanes) combined(i, j int) uint64 {
 	if l.mitz32 {
-		return l.p32[i].combined()
+		return l.p32[i].combined(j)
 	}
-	return l.p64[i].combined()
+	return l.p64[i].combined(j)
 }
 
 // PutMany does what Put does for each of hs, which holds at most BatchSize
@@ -115,10 +116,10 @@ func (p Prober) PutMany(hs []Hash, k int, bits *bitarray.Array) {
 	l := lanes{mitz32: p.mitz32}
 	l.init(hs)
 	var idx [BatchSize]uint64
-	for range k {
+	for j := range k {
 		var clear uint64 // bit i: value i's bit of this round was clear
 		for i := range hs {
-			idx[i] = bits.Reduce(l.combined(i))
+			idx[i] = bits.Reduce(l.combined(i, j))
 			if !bits.Get(idx[i]) {
 				clear |= 1 << i
 			}
@@ -141,7 +142,7 @@ func (p Prober) MightContainMany(hs []Hash, k int, bits *bitarray.Array, out []b
 	for j := 0; j < k && alive != 0; j++ {
 		for m := alive; m != 0; m &= m - 1 {
 			i := trailingZeros(m)
-			if !bits.Get(bits.Reduce(l.combined(i))) {
+			if !bits.Get(bits.Reduce(l.combined(i, j))) {
 				alive &^= 1 << i
 			}
 		}
