@@ -21,5 +21,11 @@
 //
 // A Filter is safe for concurrent use by multiple goroutines: like Guava's
 // LockFreeBitArray, Put and MightContain use atomic operations on 64-bit
-// words and never take a lock.
+// words and never take a lock. [Filter.PutMany] and
+// [Filter.MightContainMany] do the same for a slice of values, faster on
+// filters larger than the CPU caches.
+//
+// A [Rotating] is a pair of filters that remembers values for a window of
+// time in constant memory, for questions such as "have I seen this address
+// in the last few minutes?".
 package bloom

@@ -52,12 +52,14 @@ func TestRotatingPutAfterRotations(t *testing.T) {
 	}
 }
 
-// TestRotatingPutRacesRotation hunts for the same race in the wild: a Put
-// that loads the generations, is preempted, and sets its bits after two
-// rotations have dropped the generation it loaded. Generations of 64 values turn over every few microseconds, so
-// among the many preemptions of writers some land in that gap. Every value
-// is published with the rotation count read after its Put returned; one that
-// readers cannot find while at most one rotation has happened since is lost.
+// TestRotatingPutRacesRotation puts and looks up from many goroutines while
+// generations of 64 values turn over every few microseconds. Each value is
+// published with the rotation count read before its Put began: the Put ends
+// in that generation or a newer one, so while at most one more rotation has
+// happened the value must be found. (A count read after Put returns would
+// not do: a writer preempted between Put's last check and that read can see
+// rotations that legitimately dropped its value. The race of a Put with two
+// rotations is pinned down by the deterministic test above.)
 func TestRotatingPutRacesRotation(t *testing.T) {
 	const writers, readers = 8, 2
 	// More threads than cores: the kernel then preempts writers at any
@@ -82,8 +84,9 @@ func TestRotatingPutRacesRotation(t *testing.T) {
 			defer writing.Done()
 			for i := range perWriter {
 				v := w*perWriter + i
+				before := rotations()
 				r.Put(v)
-				published[w].Store(&mark{v, rotations()})
+				published[w].Store(&mark{v, before})
 			}
 		}()
 	}

@@ -460,7 +460,10 @@ func TestRotatingConcurrent(t *testing.T) {
 	r := mustNewRotating(t, funnel.Int64, n, 0.01, w, bloom.WithClock(clock))
 
 	// A writer publishes a value after its Put returned, with the rotation
-	// count read after that.
+	// count read before the Put began: the value ends in that generation or
+	// a newer one, so it must be found while at most one more rotation has
+	// happened. (A count read after the Put may already include rotations
+	// that legitimately dropped it.)
 	type mark struct{ v, rotations int64 }
 	var published [writers]atomic.Pointer[mark]
 	var writing, reading sync.WaitGroup
@@ -470,9 +473,13 @@ func TestRotatingConcurrent(t *testing.T) {
 			defer writing.Done()
 			for i := range perWriter {
 				v := wr*perWriter + i
+				var before int64
+				if i%16 == 0 {
+					before = r.Stats().Rotations
+				}
 				r.Put(v)
 				if i%16 == 0 {
-					published[wr].Store(&mark{v, r.Stats().Rotations})
+					published[wr].Store(&mark{v, before})
 				}
 				if wr == 0 && i%(perWriter/10) == 0 {
 					clock.Advance(w)
