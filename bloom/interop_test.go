@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/golden"
+	"github.com/mitzbloom/mitzbloom/internal/javatest"
 	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,7 +38,7 @@ import (
 // Debian's Guava is 31.1, which computes k with the legacy rule, so every Go
 // filter and sizing here uses WithLegacyHashCount.
 func TestJavaInterop(t *testing.T) {
-	javac, java, guavaJar := interopTools(t)
+	javac, java, guavaJar := javatest.Tools(t)
 
 	dir := t.TempDir()
 	classes := filepath.Join(dir, "classes")
@@ -65,9 +65,9 @@ func TestJavaInterop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
-	runTool(ctx, t, javac, "-encoding", "UTF-8", "-cp", guavaJar, "-d", classes, filepath.Join("testdata", "interop", "Interop.java"))
+	javatest.Run(ctx, t, javac, "-encoding", "UTF-8", "-cp", guavaJar, "-d", classes, filepath.Join("testdata", "interop", "Interop.java"))
 	compiled := time.Now()
-	out := runTool(ctx, t, java, "-cp", classes+string(filepath.ListSeparator)+guavaJar, "Interop", data)
+	out := javatest.Run(ctx, t, java, "-cp", classes+string(filepath.ListSeparator)+guavaJar, "Interop", data)
 	t.Logf("javac %v, java %v", compiled.Sub(start).Round(time.Millisecond), time.Since(compiled).Round(time.Millisecond))
 
 	report := parseJavaReport(t, out, len(filters), len(sizes))
@@ -89,57 +89,6 @@ func TestJavaInterop(t *testing.T) {
 	t.Logf("%d filters; Guava answered %d probes true, %d false", len(filters), probeAnswers[true], probeAnswers[false])
 
 	t.Run("sizing", func(t *testing.T) { checkInteropSizes(t, sizes, report.sizes) })
-}
-
-// interopTools finds javac, java and the Guava jar. Without them the test
-// cannot run; in CI that is a broken setup, elsewhere a missing optional
-// dependency.
-func interopTools(t *testing.T) (javac, java, guavaJar string) {
-	t.Helper()
-	var missing []string
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		missing = append(missing, "javac (no JDK on PATH)")
-	}
-	java, err = exec.LookPath("java")
-	if err != nil {
-		missing = append(missing, "java (no JDK on PATH)")
-	}
-	guavaJar = os.Getenv("GUAVA_JAR")
-	if guavaJar == "" {
-		guavaJar = "/usr/share/java/guava.jar"
-	}
-	if _, err := os.Stat(guavaJar); err != nil {
-		missing = append(missing, fmt.Sprintf("the Guava jar %s (set GUAVA_JAR to use another)", guavaJar))
-	}
-	if len(missing) > 0 {
-		what := strings.Join(missing, ", ")
-		if os.Getenv("CI") != "" {
-			t.Fatalf("Java interop test cannot run in CI: missing %s; .ci/run installs openjdk-17-jdk-headless and libguava-java", what)
-		}
-		t.Skipf("skipping the Java interop test: missing %s; to run it, install the Debian packages openjdk-17-jdk-headless and libguava-java", what)
-	}
-	return javac, java, guavaJar
-}
-
-// runTool runs a JDK tool and returns its standard output, failing the test
-// with its standard error if it fails.
-func runTool(ctx context.Context, t *testing.T, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.CommandContext(ctx, name, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\nstderr:\n%s\nstdout (last 2000 bytes):\n%s", name, strings.Join(args, " "), err, stderr.String(), lastBytes(stdout.String(), 2000))
-	}
-	return stdout.String()
-}
-
-func lastBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[len(s)-n:]
 }
 
 // interopFilter is one filter built on both sides; its type parameter is

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/javatest"
 	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -208,7 +209,7 @@ public class RotatingInterop {
 // readFrom reads, two in a row from one stream, and ReadRotating reads the
 // generations Guava writes.
 func TestRotatingJavaInterop(t *testing.T) {
-	javac, java, guavaJar := interopTools(t)
+	javac, java, guavaJar := javatest.Tools(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "RotatingInterop.java")
 	require.NoError(t, os.WriteFile(src, []byte(rotatingJava), 0o644))
@@ -229,8 +230,8 @@ func TestRotatingJavaInterop(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	runTool(ctx, t, javac, "-encoding", "UTF-8", "-cp", guavaJar, "-d", dir, src)
-	out := runTool(ctx, t, java, append([]string{"-cp", dir + string(filepath.ListSeparator) + guavaJar, "RotatingInterop",
+	javatest.Run(ctx, t, javac, "-encoding", "UTF-8", "-cp", guavaJar, "-d", dir, src)
+	out := javatest.Run(ctx, t, java, append([]string{"-cp", dir + string(filepath.ListSeparator) + guavaJar, "RotatingInterop",
 		filepath.Join(dir, "go.bin"), filepath.Join(dir, "java.bin")}, probes...)...)
 
 	lines := strings.Split(strings.TrimSpace(out), "\n")

@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/javatest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/redis/go-redis/v9"
@@ -36,7 +36,7 @@ import (
 // filters use WithLegacyHashCount.
 func TestJavaInterop(t *testing.T) {
 	rdb := sharedClient(t)
-	javac, java, guavaJar := javaTools(t)
+	javac, java, guavaJar := javatest.Tools(t)
 	ctx := testContext(t)
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(26, 27))
@@ -73,8 +73,8 @@ func TestJavaInterop(t *testing.T) {
 	jctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	classes := filepath.Join(dir, "classes")
-	runJava(jctx, t, javac, "-encoding", "UTF-8", "-cp", guavaJar, "-d", classes, filepath.Join("testdata", "RedisInterop.java"))
-	out := runJava(jctx, t, java, "-cp", classes+string(filepath.ListSeparator)+guavaJar, "RedisInterop", dir)
+	javatest.Run(jctx, t, javac, "-encoding", "UTF-8", "-cp", guavaJar, "-d", classes, filepath.Join("testdata", "RedisInterop.java"))
+	out := javatest.Run(jctx, t, java, "-cp", classes+string(filepath.ListSeparator)+guavaJar, "RedisInterop", dir)
 
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Equal(t, fmt.Sprintf("end %d", len(cases)), lines[len(lines)-1], "RedisInterop.java's report is incomplete")
@@ -243,48 +243,4 @@ func randomByteSlices(r *rand.Rand, n int) [][]byte {
 		}
 	}
 	return out
-}
-
-// javaTools finds javac, java and the Guava jar. Without them the test
-// cannot run; in CI that is a broken setup, elsewhere a missing optional
-// dependency.
-func javaTools(t *testing.T) (javac, java, guavaJar string) {
-	t.Helper()
-	var missing []string
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		missing = append(missing, "javac (no JDK on PATH)")
-	}
-	java, err = exec.LookPath("java")
-	if err != nil {
-		missing = append(missing, "java (no JDK on PATH)")
-	}
-	guavaJar = os.Getenv("GUAVA_JAR")
-	if guavaJar == "" {
-		guavaJar = "/usr/share/java/guava.jar"
-	}
-	if _, err := os.Stat(guavaJar); err != nil {
-		missing = append(missing, fmt.Sprintf("the Guava jar %s (set GUAVA_JAR to use another)", guavaJar))
-	}
-	if len(missing) > 0 {
-		what := strings.Join(missing, ", ")
-		if isCI() {
-			t.Fatalf("Java interop test cannot run in CI: missing %s; .ci/run installs openjdk-17-jdk-headless and libguava-java", what)
-		}
-		t.Skipf("skipping the Java interop test: missing %s; to run it, install the Debian packages openjdk-17-jdk-headless and libguava-java", what)
-	}
-	return javac, java, guavaJar
-}
-
-// runJava runs a JDK tool and returns its standard output, failing the test
-// with its standard error if it fails.
-func runJava(ctx context.Context, t *testing.T, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.CommandContext(ctx, name, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\nstderr:\n%s", name, strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.String()
 }
