@@ -147,3 +147,30 @@ func FuzzReduce(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSet measures Set on a 1 MiB array that is cleared every 64Ki
+// sets, so that most sets write, against a plain, unsynchronized OR of the
+// same bits: the price of being safe for concurrent use.
+func BenchmarkSet(b *testing.B) {
+	const words = 1 << 17
+	idx := make([]uint64, 1<<16)
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := range idx {
+		idx[i] = r.Uint64N(words * 64)
+	}
+	run := func(b *testing.B, set func(a *Array, i uint64)) {
+		a := New(words)
+		i := 0
+		for b.Loop() {
+			if i&(len(idx)-1) == 0 {
+				clear(a.words)
+			}
+			set(a, idx[i&(len(idx)-1)])
+			i++
+		}
+	}
+	b.Run("atomic", func(b *testing.B) { run(b, func(a *Array, i uint64) { a.Set(i) }) })
+	b.Run("plain", func(b *testing.B) {
+		run(b, func(a *Array, i uint64) { a.words[i>>6] |= 1 << (i & 63) })
+	})
+}
