@@ -78,29 +78,14 @@ const BatchSize = 32
 // A Hash is the Murmur3-128 hash of one value, as [Sum128] returns it.
 type Hash struct{ H1, H2 uint64 }
 
-// lanes advances the probes of up to BatchSize values side by side.
-type lanes struct {
-	mitz32 bool
-	p64    [BatchSize]probe64
-	p32    [BatchSize]probe32
-}
-
-func (l *lanes) init(hs []Hash) {
-	for i, h := range hs {
-		if l.mitz32 {
-			l.p32[i] = newProbe32(h.H1)
-		} else {
-			l.p64[i] = probe64{h.H1, h.H2}
-		}
+// combined returns the combined hash of round j for the value hashed to h.
+// Probes compute it from the round, so the batch calls keep no probe state
+// of their own.
+func (p Prober) combined(h Hash, j int) uint64 {
+	if p.mitz32 {
+		return newProbe32(h.H1).combined(j)
 	}
-}
-
-// combined returns the combined hash of value i for round j.
-func (l *lanes) combined(i, j int) uint64 {
-	if l.mitz32 {
-		return l.p32[i].combined(j)
-	}
-	return l.p64[i].combined(j)
+	return probe64{h.H1, h.H2}.combined(j)
 }
 
 // PutMany does what Put does for each of hs, which holds at most BatchSize
@@ -113,13 +98,11 @@ func (l *lanes) combined(i, j int) uint64 {
 // the loads before it, so interleaving them would serialize the misses that
 // dominate the cost of a filter larger than the caches.
 func (p Prober) PutMany(hs []Hash, k int, bits *bitarray.Array) {
-	l := lanes{mitz32: p.mitz32}
-	l.init(hs)
 	var idx [BatchSize]uint64
 	for j := range k {
 		var clear uint64 // bit i: value i's bit of this round was clear
 		for i := range hs {
-			idx[i] = bits.Reduce(l.combined(i, j))
+			idx[i] = bits.Reduce(p.combined(hs[i], j))
 			if !bits.Get(idx[i]) {
 				clear |= 1 << i
 			}
@@ -136,13 +119,11 @@ func (p Prober) PutMany(hs []Hash, k int, bits *bitarray.Array) {
 // Like PutMany it works round by round so that the loads of different
 // values overlap, and a value leaves the rounds at its first clear bit.
 func (p Prober) MightContainMany(hs []Hash, k int, bits *bitarray.Array, out []bool) {
-	l := lanes{mitz32: p.mitz32}
-	l.init(hs)
 	alive := uint64(1)<<len(hs) - 1 // bit i: value i's bits were set so far
 	for j := 0; j < k && alive != 0; j++ {
 		for m := alive; m != 0; m &= m - 1 {
 			i := trailingZeros(m)
-			if !bits.Get(bits.Reduce(l.combined(i, j))) {
+			if !bits.Get(bits.Reduce(p.combined(hs[i], j))) {
 				alive &^= 1 << i
 			}
 		}
