@@ -30,6 +30,8 @@ type Hasher[T any] interface {
 // not retain the Sink, Sum128 does not allocate. To hash many values with
 // one funnel, [HasherFor] is faster.
 func Sum128[T any](f funnel.Funnel[T], v T) (h1, h2 uint64) {
+	// Not HasherFor(f).Sum128(v): boxing buffered in a Hasher would
+	// allocate on every call.
 	if h, ok := f.(Hasher[T]); ok {
 		return h.Sum128(v)
 	}
