@@ -18,35 +18,38 @@ var bothStrategies = []strategy.Strategy{strategy.Murmur128Mitz32, strategy.Murm
 
 // TestBatchMatchesOneByOne requires PutMany to set exactly the bits a loop of
 // Put sets, and MightContainMany to give MightContain's answers, for slice
-// lengths around the batch size, both strategies, filters from one word
-// (where values share most bits) to many, and values put more than once.
+// lengths around the batch size, both strategies and write modes, filters
+// from one word (where values share most bits) to many, and values put more
+// than once.
 func TestBatchMatchesOneByOne(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	lengths := []int{0, 1, 2, strategy.BatchSize - 1, strategy.BatchSize, strategy.BatchSize + 1, 3*strategy.BatchSize + 5, 5000}
 	for _, s := range bothStrategies {
 		for _, n := range []int64{1, 50, 1000, 100_000} {
 			for _, length := range lengths {
-				name := fmt.Sprintf("%v/n=%d/len=%d", s, n, length)
-				one := mustNew(t, funnel.String, n, 0.01, bloom.WithStrategy(s))
-				many := mustNew(t, funnel.String, n, 0.01, bloom.WithStrategy(s))
-				vs := make([]string, length)
-				for i := range vs {
-					vs[i] = fmt.Sprint(r.IntN(2 * length))
-				}
-				for _, v := range vs {
-					one.Put(v)
-				}
-				many.PutMany(vs)
-				require.True(t, many.Equal(one), "%s: PutMany set different bits", name)
+				for _, m := range writeModes {
+					name := fmt.Sprintf("%v/n=%d/len=%d/%s", s, n, length, m.name)
+					one := mustNew(t, funnel.String, n, 0.01, bloom.WithStrategy(s))
+					many := mustNew(t, funnel.String, n, 0.01, append([]bloom.Option{bloom.WithStrategy(s)}, m.opts...)...)
+					vs := make([]string, length)
+					for i := range vs {
+						vs[i] = fmt.Sprint(r.IntN(2 * length))
+					}
+					for _, v := range vs {
+						one.Put(v)
+					}
+					many.PutMany(vs)
+					require.True(t, many.Equal(one), "%s: PutMany set different bits", name)
 
-				probes := make([]string, length)
-				want := []bool{true, false} // answers already in dst stay
-				for i := range probes {
-					probes[i] = fmt.Sprint(r.IntN(4 * length))
-					want = append(want, one.MightContain(probes[i]))
+					probes := make([]string, length)
+					want := []bool{true, false} // answers already in dst stay
+					for i := range probes {
+						probes[i] = fmt.Sprint(r.IntN(4 * length))
+						want = append(want, one.MightContain(probes[i]))
+					}
+					got := many.MightContainMany([]bool{true, false}, probes)
+					require.Equal(t, want, got, name)
 				}
-				got := many.MightContainMany([]bool{true, false}, probes)
-				require.Equal(t, want, got, name)
 			}
 		}
 	}
@@ -113,14 +116,17 @@ func TestBatchZeroAllocs(t *testing.T) {
 		t.Skip("the race detector changes allocation counts; .ci/run also runs the tests without -race")
 	}
 	for _, s := range bothStrategies {
-		ints := mustNew(t, funnel.Int64, 1000, 0.01, bloom.WithStrategy(s))
-		strs := mustNew(t, funnel.String, 1000, 0.01, bloom.WithStrategy(s))
-		iv := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33}
-		sv := []string{"a", "bb", "ccc", "10.0.0.1:443"}
-		dst := make([]bool, 0, 64)
-		assert.Zero(t, testing.AllocsPerRun(100, func() { ints.PutMany(iv) }), "PutMany int64 %v", s)
-		assert.Zero(t, testing.AllocsPerRun(100, func() { strs.PutMany(sv) }), "PutMany string %v", s)
-		assert.Zero(t, testing.AllocsPerRun(100, func() { dst = ints.MightContainMany(dst[:0], iv) }), "MightContainMany int64 %v", s)
-		assert.Zero(t, testing.AllocsPerRun(100, func() { dst = strs.MightContainMany(dst[:0], sv) }), "MightContainMany string %v", s)
+		for _, m := range writeModes {
+			opts := append([]bloom.Option{bloom.WithStrategy(s)}, m.opts...)
+			ints := mustNew(t, funnel.Int64, 1000, 0.01, opts...)
+			strs := mustNew(t, funnel.String, 1000, 0.01, opts...)
+			iv := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33}
+			sv := []string{"a", "bb", "ccc", "10.0.0.1:443"}
+			dst := make([]bool, 0, 64)
+			assert.Zero(t, testing.AllocsPerRun(100, func() { ints.PutMany(iv) }), "PutMany int64 %v %s", s, m.name)
+			assert.Zero(t, testing.AllocsPerRun(100, func() { strs.PutMany(sv) }), "PutMany string %v %s", s, m.name)
+			assert.Zero(t, testing.AllocsPerRun(100, func() { dst = ints.MightContainMany(dst[:0], iv) }), "MightContainMany int64 %v %s", s, m.name)
+			assert.Zero(t, testing.AllocsPerRun(100, func() { dst = strs.MightContainMany(dst[:0], sv) }), "MightContainMany string %v %s", s, m.name)
+		}
 	}
 }

@@ -153,6 +153,50 @@ func BenchmarkMightContainMany(b *testing.B) {
 	forEachCase(b, benchOp{benchMightContainMany[int64], benchMightContainMany[string]})
 }
 
+// BenchmarkFill measures Put and PutMany into an empty filter, up to its
+// expected insertions and then again into a new one, where most bits a Put
+// sets are new: the cost of writing bits, atomically and with
+// WithUnsynchronizedWrites.
+func BenchmarkFill(b *testing.B) {
+	for _, n := range benchSizes {
+		keys := benchKeys(n, func(i int64) int64 { return i })
+		for _, m := range []struct {
+			name string
+			opts []bloom.Option
+		}{{"atomic", nil}, {"unsynchronized", []bloom.Option{bloom.WithUnsynchronizedWrites()}}} {
+			for _, batch := range []bool{false, true} {
+				op := "Put"
+				if batch {
+					op = "PutMany"
+				}
+				b.Run(fmt.Sprintf("n=%d/writes=%s/op=%s", n, m.name, op), func(b *testing.B) {
+					filter, err := bloom.New(funnel.Int64, n, 0.01, m.opts...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportAllocs()
+					for done := 0; done < b.N; {
+						chunk := keys[:min(len(keys), b.N-done)]
+						if batch {
+							for lo := 0; lo < len(chunk); lo += batchLen {
+								filter.PutMany(chunk[lo:min(lo+batchLen, len(chunk))])
+							}
+						} else {
+							for _, k := range chunk {
+								filter.Put(k)
+							}
+						}
+						done += len(chunk)
+						b.StopTimer()
+						filter, _ = bloom.New(funnel.Int64, n, 0.01, m.opts...)
+						b.StartTimer()
+					}
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkPutParallel measures Put from all Ps at once, lock-free, against
 // the same filter behind a sync.Mutex.
 func BenchmarkPutParallel(b *testing.B) {

@@ -109,3 +109,26 @@ func ExampleFilter_MightContainMany() {
 	fmt.Println(seen.MightContainMany(answers, batch))
 	// Output: [true false true]
 }
+
+// A batch job fills a filter on one goroutine, with plain writes, and
+// writes it out for a Java service, which reads it with
+// BloomFilter.readFrom.
+func ExampleWithUnsynchronizedWrites() {
+	filter, err := bloom.New(funnel.String, 1000, 0.01, bloom.WithUnsynchronizedWrites())
+	if err != nil {
+		log.Fatal(err)
+	}
+	filter.PutMany([]string{"alice@example.com", "bob@example.com"})
+	filter.Put("carol@example.com")
+
+	var buf bytes.Buffer
+	if _, err := filter.WriteTo(&buf); err != nil {
+		log.Fatal(err)
+	}
+	// The same bytes as from a filter made without the option.
+	atomic, _ := bloom.New(funnel.String, 1000, 0.01)
+	atomic.PutMany([]string{"alice@example.com", "bob@example.com", "carol@example.com"})
+	same, _ := atomic.MarshalBinary()
+	fmt.Println(buf.Len(), bytes.Equal(buf.Bytes(), same))
+	// Output: 1206 true
+}

@@ -19,7 +19,9 @@ import (
 // reads of its argument, WriteTo) see each word atomically but the filter as
 // a rolling snapshot while writers are active, and exactly once they are
 // quiet. UnmarshalBinary is the exception: it replaces the filter and must
-// not run concurrently with anything else.
+// not run concurrently with anything else. So is a filter made with
+// [WithUnsynchronizedWrites], which trades the safety of concurrent writes
+// for speed.
 type Filter[T any] struct {
 	funnel   funnel.Funnel[T]
 	hash     strategy.Hasher[T]
@@ -27,6 +29,7 @@ type Filter[T any] struct {
 	probe    strategy.Prober
 	k        int
 	bits     *bitarray.Array
+	plain    bool // made with WithUnsynchronizedWrites
 }
 
 // New returns an empty filter for about expectedInsertions values with a
@@ -46,11 +49,15 @@ func New[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts 
 	if err != nil {
 		return nil, err
 	}
-	return newFilter(f, s.cfg.strategy, s.k, bitarray.New(s.words)), nil
+	return newFilter(f, s.cfg.strategy, s.k, bitarray.New(s.words), s.cfg.plainWrites), nil
 }
 
-func newFilter[T any](f funnel.Funnel[T], s strategy.Strategy, k int, bits *bitarray.Array) *Filter[T] {
-	return &Filter[T]{funnel: f, hash: strategy.HasherFor(f), strategy: s, probe: strategy.ProberFor(s), k: k, bits: bits}
+func newFilter[T any](f funnel.Funnel[T], s strategy.Strategy, k int, bits *bitarray.Array, plain bool) *Filter[T] {
+	p := strategy.ProberFor(s)
+	if plain {
+		p = p.Plain()
+	}
+	return &Filter[T]{funnel: f, hash: strategy.HasherFor(f), strategy: s, probe: p, k: k, bits: bits, plain: plain}
 }
 
 // Put adds v to f and reports whether any bit changed. Put returning true
@@ -72,9 +79,10 @@ func (f *Filter[T]) MightContain(v T) bool {
 	return f.probe.MightContain(h1, h2, f.k, f.bits)
 }
 
-// Copy returns an independent copy of f, equal to it.
+// Copy returns an independent copy of f, equal to it. The copy is made
+// with [WithUnsynchronizedWrites] if f was.
 func (f *Filter[T]) Copy() *Filter[T] {
-	return newFilter(f.funnel, f.strategy, f.k, f.bits.Copy())
+	return newFilter(f.funnel, f.strategy, f.k, f.bits.Copy(), f.plain)
 }
 
 // IsCompatible reports whether f and other can be combined with PutAll: they

@@ -66,9 +66,30 @@ func TestSizingGolden(t *testing.T) {
 	}
 }
 
-// goldenCase runs one golden filter vector with funnel f.
+// writeModes are the ways a filter can write its bits; each must build
+// Guava's filters exactly.
+var writeModes = []struct {
+	name string
+	opts []bloom.Option
+}{
+	{"atomic", nil},
+	{"unsynchronized", []bloom.Option{bloom.WithUnsynchronizedWrites()}},
+}
+
+// goldenOptions returns the options that build c's filter, then opts.
+func goldenOptions(t *testing.T, strategyName string, opts []bloom.Option) []bloom.Option {
+	return append([]bloom.Option{bloom.WithStrategy(strategyNamed(t, strategyName)), bloom.WithLegacyHashCount()}, opts...)
+}
+
+// goldenCase runs one golden filter vector with funnel f, in each write mode.
 func goldenCase[T any](t *testing.T, c golden.Filter, f funnel.Funnel[T], decode func(json.RawMessage) T) {
-	filter, err := bloom.New(f, c.ExpectedInsertions, c.Fpp, bloom.WithStrategy(strategyNamed(t, c.Strategy)), bloom.WithLegacyHashCount())
+	for _, m := range writeModes {
+		t.Run(m.name, func(t *testing.T) { goldenModeCase(t, c, f, decode, m.opts) })
+	}
+}
+
+func goldenModeCase[T any](t *testing.T, c golden.Filter, f funnel.Funnel[T], decode func(json.RawMessage) T, opts []bloom.Option) {
+	filter, err := bloom.New(f, c.ExpectedInsertions, c.Fpp, goldenOptions(t, c.Strategy, opts)...)
 	require.NoError(t, err)
 	require.Equal(t, c.BitSize, filter.BitSize())
 	require.Equal(t, c.NumHashFunctions, filter.NumHashFunctions())
@@ -91,7 +112,7 @@ func goldenCase[T any](t *testing.T, c golden.Filter, f funnel.Funnel[T], decode
 	assert.Equal(t, c.SerializedSha256, hex.EncodeToString(sum[:]))
 
 	// The batch calls build Guava's bytes and give Guava's answers too.
-	batch, err := bloom.New(f, c.ExpectedInsertions, c.Fpp, bloom.WithStrategy(strategyNamed(t, c.Strategy)), bloom.WithLegacyHashCount())
+	batch, err := bloom.New(f, c.ExpectedInsertions, c.Fpp, goldenOptions(t, c.Strategy, opts)...)
 	require.NoError(t, err)
 	batch.PutMany(inserts)
 	batchBytes, err := batch.MarshalBinary()
@@ -134,9 +155,16 @@ func TestFiltersGolden(t *testing.T) {
 	}
 }
 
-// ruledCase runs one large golden vector whose values follow a rule.
+// ruledCase runs one large golden vector whose values follow a rule, in
+// each write mode.
 func ruledCase[T any](t *testing.T, c golden.Ruled, f funnel.Funnel[T], value func(int) T) {
-	filter, err := bloom.New(f, c.ExpectedInsertions, c.Fpp, bloom.WithStrategy(strategyNamed(t, c.Strategy)), bloom.WithLegacyHashCount())
+	for _, m := range writeModes {
+		t.Run(m.name, func(t *testing.T) { ruledModeCase(t, c, f, value, m.opts) })
+	}
+}
+
+func ruledModeCase[T any](t *testing.T, c golden.Ruled, f funnel.Funnel[T], value func(int) T, opts []bloom.Option) {
+	filter, err := bloom.New(f, c.ExpectedInsertions, c.Fpp, goldenOptions(t, c.Strategy, opts)...)
 	require.NoError(t, err)
 	require.Equal(t, c.BitSize, filter.BitSize())
 	require.Equal(t, c.NumHashFunctions, filter.NumHashFunctions())
@@ -166,7 +194,7 @@ func ruledCase[T any](t *testing.T, c golden.Ruled, f funnel.Funnel[T], value fu
 
 	// The batch calls, in slices of uneven lengths, build the same bytes and
 	// give the same answers.
-	batch, err := bloom.New(f, c.ExpectedInsertions, c.Fpp, bloom.WithStrategy(strategyNamed(t, c.Strategy)), bloom.WithLegacyHashCount())
+	batch, err := bloom.New(f, c.ExpectedInsertions, c.Fpp, goldenOptions(t, c.Strategy, opts)...)
 	require.NoError(t, err)
 	var answers []bool
 	for _, r := range [][2]int{{0, c.Inserts}, {c.Inserts, c.Inserts + c.Probes}} {

@@ -177,6 +177,9 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 	if err != nil {
 		return nil, err
 	}
+	if s.cfg.plainWrites {
+		return nil, fmt.Errorf("%w: WithUnsynchronizedWrites: a Rotating filter's generations are written by every goroutine that calls Put", ErrInvalidArgument)
+	}
 	// Like New, a generation for 0 values is sized for 1, and holds 1.
 	n = max(n, 1)
 	shardBits := uint(0)
@@ -198,7 +201,7 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 }
 
 func (r *Rotating[T]) newFilter() *Filter[T] {
-	return newFilter(r.funnel, r.strategy, r.k, bitarray.New(r.words))
+	return newFilter(r.funnel, r.strategy, r.k, bitarray.New(r.words), false)
 }
 
 // start installs cur and prev, which hold about curCount and prevCount

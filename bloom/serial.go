@@ -126,14 +126,14 @@ func ReadFromLimit[T any](r io.Reader, f funnel.Funnel[T], maxBits int64) (*Filt
 	if err != nil {
 		return nil, err
 	}
-	return newFilter(f, s, k, bits), nil
+	return newFilter(f, s, k, bits, false), nil
 }
 
 // UnmarshalBinary replaces f with the filter in data, in Guava's writeTo
 // format, keeping f's funnel. f must have been made by New or ReadFrom, since
 // the format does not record the funnel. Unlike ReadFrom, UnmarshalBinary
 // rejects bytes after the filter, since data should hold exactly one. On error
-// f is unchanged. UnmarshalBinary must not run concurrently with any other
+// f is unchanged. A filter made with [WithUnsynchronizedWrites] stays so. UnmarshalBinary must not run concurrently with any other
 // method of f.
 func (f *Filter[T]) UnmarshalBinary(data []byte) error {
 	if f.funnel == nil {
@@ -147,7 +147,7 @@ func (f *Filter[T]) UnmarshalBinary(data []byte) error {
 	if rest := len(data) - r.off; rest > 0 {
 		return fmt.Errorf("%w: %d bytes after the %d-byte filter", ErrCorrupt, rest, r.off)
 	}
-	*f = *newFilter(f.funnel, s, k, bits)
+	*f = *newFilter(f.funnel, s, k, bits, f.plain)
 	return nil
 }
 

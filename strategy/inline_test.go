@@ -17,7 +17,7 @@ func TestIntendedInlining(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)
 	}
-	for _, fn := range []string{"probe32.combined", "probe64.combined", "(*Array).Reduce", "(*Array).Get", "(*Array).Set"} {
+	for _, fn := range []string{"probe32.combined", "probe64.combined", "(*Array).Reduce", "(*Array).Get", "(*Array).Bit", "(*Array).Set", "(*Array).SetPlain"} {
 		if !strings.Contains(string(out), "can inline "+fn) {
 			t.Errorf("%s no longer inlines", fn)
 		}

@@ -2,7 +2,8 @@
 // with the semantics of Guava's LockFreeBitArray.
 //
 // Every read and write of a word is a sync/atomic operation on a []uint64,
-// and nothing takes a lock. Set is one atomic OR on a 64-bit word, so a Get
+// and nothing takes a lock, except in SetPlain, which is for arrays only one
+// goroutine uses. Set is one atomic OR on a 64-bit word, so a Get
 // that happens after a Set returns (in the sense of the Go memory model) sees
 // that bit. Operations that visit every word (Count, Words, Equal, PutAll,
 // Copy) see each word atomically but the array as a rolling snapshot while
@@ -89,8 +90,12 @@ func reduce(x, d, recip uint64) uint64 {
 func (a *Array) WordCount() int { return len(a.words) }
 
 // Get reports whether bit i is set.
-func (a *Array) Get(i uint64) bool {
-	return atomic.LoadUint64(&a.words[i>>6])&(1<<(i&63)) != 0
+func (a *Array) Get(i uint64) bool { return a.Bit(i) != 0 }
+
+// Bit returns bit i as 0 or 1, so that a caller can combine several bits
+// and branch once on the result.
+func (a *Array) Bit(i uint64) uint64 {
+	return atomic.LoadUint64(&a.words[i>>6]) >> (i & 63) & 1
 }
 
 // Set sets bit i and reports whether this call changed it.
@@ -105,6 +110,24 @@ func (a *Array) Set(i uint64) bool {
 		return false
 	}
 	return atomic.OrUint64(w, mask)&mask == 0
+}
+
+// SetPlain sets bit i with a plain read and write instead of an atomic
+// operation, and reports whether this call changed it. It is for an array
+// that no other goroutine reads or writes while SetPlain runs: a concurrent
+// Set of another bit of the same word can be lost. Filling an array this way
+// costs about half as much as with Set, because an atomic read-modify-write
+// is a locked instruction that waits for every memory access before it.
+//
+// It writes the word even when the bit is already set: a branch on the bit
+// would be mispredicted about as often as not while a filter fills, and the
+// store costs less than that.
+func (a *Array) SetPlain(i uint64) bool {
+	w := &a.words[i>>6]
+	mask := uint64(1) << (i & 63)
+	old := *w
+	*w = old | mask
+	return old&mask == 0
 }
 
 // Word returns word i.

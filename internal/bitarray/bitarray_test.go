@@ -11,9 +11,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestAgainstBitSet checks Set, Get and Count against bitset.BitSet, which
+// TestAgainstBitSet checks Set, SetPlain, Get and Count against bitset.BitSet, which
 // uses the same layout (bit i in word i/64 under 1<<(i%64)).
 func TestAgainstBitSet(t *testing.T) {
+	for _, set := range []struct {
+		name string
+		f    func(a *Array, i uint64) bool
+	}{{"Set", (*Array).Set}, {"SetPlain", (*Array).SetPlain}} {
+		t.Run(set.name, func(t *testing.T) { testAgainstBitSet(t, set.f) })
+	}
+}
+
+func testAgainstBitSet(t *testing.T, set func(a *Array, i uint64) bool) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, words := range []int{1, 2, 3, 150} {
 		a := New(words)
@@ -23,7 +32,7 @@ func TestAgainstBitSet(t *testing.T) {
 			i := rng.Uint64N(uint64(words * 64))
 			want := !ref.Test(uint(i))
 			ref.Set(uint(i))
-			assert.Equal(t, want, a.Set(i), "Set(%d) reports whether it changed the bit", i)
+			assert.Equal(t, want, set(a, i), "setting bit %d reports whether it changed", i)
 			assert.True(t, a.Get(i))
 		}
 		assert.Equal(t, ref.Words(), a.Words())
@@ -170,7 +179,5 @@ func BenchmarkSet(b *testing.B) {
 		}
 	}
 	b.Run("atomic", func(b *testing.B) { run(b, func(a *Array, i uint64) { a.Set(i) }) })
-	b.Run("plain", func(b *testing.B) {
-		run(b, func(a *Array, i uint64) { a.words[i>>6] |= 1 << (i & 63) })
-	})
+	b.Run("plain", func(b *testing.B) { run(b, func(a *Array, i uint64) { a.SetPlain(i) }) })
 }

@@ -1,0 +1,36 @@
+package bloom
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/strategy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWriteModeKept follows the write mode through the calls that make or
+// remake a filter: New and Copy keep the one asked for, UnmarshalBinary keeps
+// the receiver's, and ReadFrom, which takes no options, makes filters safe
+// for concurrent writes.
+func TestWriteModeKept(t *testing.T) {
+	plain, err := New(funnel.Int64, 100, 0.01, WithUnsynchronizedWrites())
+	require.NoError(t, err)
+	atomic, err := New(funnel.Int64, 100, 0.01)
+	require.NoError(t, err)
+	wantPlain := strategy.ProberFor(strategy.Murmur128Mitz64).Plain()
+	wantAtomic := strategy.ProberFor(strategy.Murmur128Mitz64)
+	assert.Equal(t, wantPlain, plain.probe)
+	assert.Equal(t, wantAtomic, atomic.probe)
+	assert.Equal(t, wantPlain, plain.Copy().probe)
+	assert.Equal(t, wantAtomic, atomic.Copy().probe)
+
+	data, err := atomic.MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, plain.UnmarshalBinary(data))
+	assert.Equal(t, wantPlain, plain.probe)
+	read, err := ReadFrom(bytes.NewReader(data), funnel.Int64)
+	require.NoError(t, err)
+	assert.Equal(t, wantAtomic, read.probe)
+}
