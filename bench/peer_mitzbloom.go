@@ -41,12 +41,38 @@ func (s mitzSet[K]) BitSize() int64 { return s.f.BitSize() }
 // calls the filters of the contender named "mitzbloom", which must be in the
 // same suite, sharing them.
 func MitzbloomBatch[K any]() Contender[K] {
+	return Contender[K]{Name: "mitzbloom-batch", Base: "mitzbloom", View: batchView[K]}
+}
+
+// batchView calls a mitzSet's filter through its batch API: a
+// *bloom.Filter is a Set as it is.
+func batchView[K any](set Set[K]) Set[K] { return set.(mitzSet[K]).f }
+
+// MitzbloomUnsync is the library under test made with
+// bloom.WithUnsynchronizedWrites, which writes bits plainly rather than
+// atomically, for one goroutine, as bits-and-blooms and blobloom's Filter
+// do. It runs the Put workload only: its MightContain is mitzbloom's own
+// code, and its filters are not for parallel Puts. Where a test needs its
+// concurrent kind, that is mitzbloom's default filter.
+func MitzbloomUnsync[K any](f funnel.Funnel[K]) Contender[K] {
 	return Contender[K]{
-		Name: "mitzbloom-batch",
-		Base: "mitzbloom",
-		// A *bloom.Filter is a Set as it is.
-		View: func(set Set[K]) Set[K] { return set.(mitzSet[K]).f },
+		Name: "mitzbloom-unsync",
+		New: func(n int64, p float64) (Set[K], error) {
+			filter, err := bloom.New(f, n, p, bloom.WithUnsynchronizedWrites())
+			return mitzSet[K]{filter}, err
+		},
+		NewSync: func(n int64, p float64) (Set[K], error) {
+			filter, err := bloom.New(f, n, p)
+			return mitzSet[K]{filter}, err
+		},
+		Ops: []Op{Put},
 	}
+}
+
+// MitzbloomUnsyncBatch is [MitzbloomUnsync] through PutMany, called with
+// [Chunk] keys at a time, sharing that contender's filters.
+func MitzbloomUnsyncBatch[K any]() Contender[K] {
+	return Contender[K]{Name: "mitzbloom-unsync-batch", Base: "mitzbloom-unsync", View: batchView[K], Ops: []Op{Put}}
 }
 
 var _ Set[int64] = (*bloom.Filter[int64])(nil)

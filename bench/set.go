@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"runtime"
+	"slices"
 )
 
 // P is the false-positive probability every filter is created for.
@@ -64,7 +65,12 @@ type Contender[K any] struct {
 	// Skip, if not nil, returns why the contender sits out filters of n
 	// keys, or "" if it does not.
 	Skip func(n int64) string
+	// Ops, if not nil, lists the only operations the contender runs.
+	Ops []Op
 }
+
+// takes reports whether c runs op.
+func (c *Contender[K]) takes(op Op) bool { return c.Ops == nil || slices.Contains(c.Ops, op) }
 
 // newSet returns a new empty set for n keys, safe for concurrent use if
 // sync is set. c must not be a view (see Base).

@@ -32,6 +32,8 @@ func Int64Suite() *Suite[int64] {
 		Contenders: []Contender[int64]{
 			Mitzbloom(funnel.Int64),
 			MitzbloomBatch[int64](),
+			MitzbloomUnsync(funnel.Int64),
+			MitzbloomUnsyncBatch[int64](),
 			BitsAndBloomsInt64(),
 			BlobloomInt64(),
 			Map[int64](),
@@ -54,6 +56,8 @@ func HostPortSuite() *Suite[string] {
 		Contenders: []Contender[string]{
 			Mitzbloom(funnel.String),
 			MitzbloomBatch[string](),
+			MitzbloomUnsync(funnel.String),
+			MitzbloomUnsyncBatch[string](),
 			BitsAndBloomsString(),
 			BlobloomString(),
 			m,
@@ -70,6 +74,8 @@ type Workload interface {
 	ContenderNames() []string
 	// Skip returns why the contender sits out filters of n keys, or "".
 	Skip(contender string, n int64) string
+	// Takes reports whether the contender runs op.
+	Takes(contender string, op Op) bool
 	// Benchmark returns the benchmark of op for the contender on filters of
 	// n keys.
 	Benchmark(op Op, contender string, n int64, cfg Config) func(*testing.B)
@@ -105,6 +111,12 @@ func (s *Suite[K]) Skip(contender string, n int64) string {
 		return why
 	}
 	return base.skip(n)
+}
+
+// Takes reports whether the named contender runs op.
+func (s *Suite[K]) Takes(contender string, op Op) bool {
+	c, err := s.contender(contender)
+	return err == nil && c.takes(op)
 }
 
 // resolve returns the named contender and the contender whose sets it

@@ -45,6 +45,9 @@ func (s *Suite[K]) Benchmark(op Op, contender string, n int64, cfg Config) func(
 		if why := s.Skip(contender, n); why != "" {
 			b.Skip(why)
 		}
+		if !c.takes(op) {
+			b.Skipf("%s does not run %s", contender, op)
+		}
 		b.ReportAllocs()
 		switch op {
 		case Put:

@@ -23,12 +23,14 @@ type style struct {
 }
 
 var styles = map[string]style{
-	"mitzbloom":       {color.RGBA{0x1f, 0x4e, 0xb4, 0xff}, draw.CircleGlyph{}, nil},
-	"mitzbloom-batch": {color.RGBA{0x4f, 0xa3, 0xf7, 0xff}, draw.RingGlyph{}, []vg.Length{vg.Points(5), vg.Points(3)}},
-	guava:             {color.RGBA{0xe3, 0x74, 0x1c, 0xff}, draw.SquareGlyph{}, nil},
-	"bits-and-blooms": {color.RGBA{0x2c, 0x9c, 0x4a, 0xff}, draw.TriangleGlyph{}, nil},
-	"blobloom":        {color.RGBA{0x8e, 0x44, 0xad, 0xff}, draw.PyramidGlyph{}, nil},
-	"map":             {color.RGBA{0x70, 0x70, 0x70, 0xff}, draw.CrossGlyph{}, []vg.Length{vg.Points(2), vg.Points(2)}},
+	"mitzbloom":              {color.RGBA{0x1f, 0x4e, 0xb4, 0xff}, draw.CircleGlyph{}, nil},
+	"mitzbloom-batch":        {color.RGBA{0x4f, 0xa3, 0xf7, 0xff}, draw.RingGlyph{}, []vg.Length{vg.Points(5), vg.Points(3)}},
+	"mitzbloom-unsync":       {color.RGBA{0xc0, 0x1f, 0x6e, 0xff}, draw.CircleGlyph{}, nil},
+	"mitzbloom-unsync-batch": {color.RGBA{0xf0, 0x7a, 0xb0, 0xff}, draw.RingGlyph{}, []vg.Length{vg.Points(5), vg.Points(3)}},
+	guava:                    {color.RGBA{0xe3, 0x74, 0x1c, 0xff}, draw.SquareGlyph{}, nil},
+	"bits-and-blooms":        {color.RGBA{0x2c, 0x9c, 0x4a, 0xff}, draw.TriangleGlyph{}, nil},
+	"blobloom":               {color.RGBA{0x8e, 0x44, 0xad, 0xff}, draw.PyramidGlyph{}, nil},
+	"map":                    {color.RGBA{0x70, 0x70, 0x70, 0xff}, draw.CrossGlyph{}, []vg.Length{vg.Points(2), vg.Points(2)}},
 }
 
 func styleOf(contender string) style {

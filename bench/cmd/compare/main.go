@@ -178,7 +178,7 @@ func runContender(o *options, r *Report, w bench.Workload, c string, n int64) er
 	sub := bench.SubName(n, w.KeyName(), c)
 	var ops []bench.Op
 	for _, op := range bench.Ops {
-		if o.Match == nil || o.Match.MatchString(string(op)+"/"+sub) {
+		if w.Takes(c, op) && (o.Match == nil || o.Match.MatchString(string(op)+"/"+sub)) {
 			ops = append(ops, op)
 		}
 	}

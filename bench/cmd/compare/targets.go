@@ -12,7 +12,7 @@ import (
 // per key as a fraction of a reference contender's, at most Limit.
 type target struct {
 	Op        bench.Op
-	Subject   string // mitzbloom or mitzbloom-batch
+	Subject   string // a mitzbloom contender
 	Reference string
 	Limit     float64
 	// Sizes limits the target to some filter sizes; nil means all.
@@ -27,6 +27,12 @@ var targets = []target{
 	{Op: bench.Put, Subject: "mitzbloom", Reference: "blobloom", Limit: 2, Sizes: func(n int64) bool { return n <= 1e6 }},
 	{Op: bench.MightContain, Subject: "mitzbloom", Reference: "blobloom", Limit: 2, Sizes: func(n int64) bool { return n <= 1e6 }},
 	{Op: bench.MightContain, Subject: "mitzbloom-batch", Reference: "blobloom", Limit: 1.5, Sizes: func(n int64) bool { return n >= 1e8 }},
+	// The Put targets again for filters made with WithUnsynchronizedWrites,
+	// which write as bits-and-blooms and blobloom do: plainly, for one
+	// goroutine.
+	{Op: bench.Put, Subject: "mitzbloom-unsync", Reference: "bits-and-blooms", Limit: 0.75},
+	{Op: bench.Put, Subject: "mitzbloom-unsync", Reference: guava, Limit: 0.5},
+	{Op: bench.Put, Subject: "mitzbloom-unsync", Reference: "blobloom", Limit: 2, Sizes: func(n int64) bool { return n <= 1e6 }},
 }
 
 // A check is a target applied to one key type and size.
