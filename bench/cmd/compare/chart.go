@@ -97,9 +97,9 @@ func (r *Report) chart(path string) error {
 	}
 
 	const (
-		width, height = 20 * vg.Inch, 9 * vg.Inch
+		width, height = 21 * vg.Inch, 9 * vg.Inch
 		titleHeight   = 0.6 * vg.Inch
-		legendWidth   = 2.2 * vg.Inch
+		legendWidth   = 3.2 * vg.Inch // room for "mitzbloom-unsync-batch"
 	)
 	img := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(96))
 	dc := draw.New(img)

@@ -3,7 +3,7 @@
 // package bench, Guava on the JVM, the measured false-positive rates and
 // memory. From the repository root:
 //
-//	go -C bench run ./cmd/compare          # the full run, about 15 minutes on 2 cores
+//	go -C bench run ./cmd/compare          # the full run, about 17 minutes on 2 cores
 //	go -C bench run ./cmd/compare -quick   # a check of the apparatus, under a minute
 //
 // It prints a Markdown report and writes it, with the raw numbers, under
@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,6 +58,9 @@ type options struct {
 	Out, Name                 string
 	Java                      bool
 	Match                     *regexp.Regexp
+	// From names the JSON file of an earlier run to write the report
+	// from, running nothing.
+	From string
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -70,6 +74,7 @@ func parseFlags(args []string) (*options, error) {
 	noJava := fs.Bool("nojava", false, "leave Guava out")
 	match := fs.String("run", "", "run only the benchmarks whose names match this regexp, such as 'MightContain/n=1e6/' (for development)")
 	hugeMaps := fs.Bool("hugemaps", false, "also run the map of strings at 1e8 keys, which holds about 8 GB")
+	from := fs.String("from", "", "write the report files again from `file`, the JSON of an earlier run, running nothing (after a change to the report or chart)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -77,7 +82,7 @@ func parseFlags(args []string) (*options, error) {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	o := &options{Quick: *quick, Count: 5, Benchtime: 250 * time.Millisecond, JavaWarmup: 3 * time.Second,
-		Sizes: bench.Sizes, Out: *out, Name: "full", Java: !*noJava}
+		Sizes: bench.Sizes, Out: *out, Name: "full", Java: !*noJava, From: *from}
 	if o.Quick {
 		o.Count, o.Benchtime, o.JavaWarmup, o.Name = 1, 20*time.Millisecond, time.Second, "quick"
 		o.Sizes = []int64{1e4, 1e6}
@@ -121,6 +126,9 @@ func run(args []string) error {
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return err
+	}
+	if o.From != "" {
+		return rewrite(o.From, o.Out)
 	}
 	// testing.Benchmark takes its run length from the test flags.
 	testing.Init()
@@ -268,6 +276,20 @@ func runGuava(ctx context.Context, o *options, r *Report) error {
 		}
 	}
 	return nil
+}
+
+// rewrite writes the report files again, under dir, from the JSON file of
+// an earlier run.
+func rewrite(from, dir string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
+	return r.write(dir)
 }
 
 // benchPattern returns the go test -bench pattern that selects exactly the

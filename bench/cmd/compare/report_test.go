@@ -146,6 +146,23 @@ func TestWrite(t *testing.T) {
 	png, err := os.ReadFile(filepath.Join(dir, "sample.png"))
 	require.NoError(t, err)
 	assert.Equal(t, "\x89PNG", string(png[:4]))
+
+	// -from writes the same report again from the JSON alone.
+	again := t.TempDir()
+	os.Stdout, _ = os.Open(os.DevNull)
+	err = run([]string{"-from", filepath.Join(dir, "sample.json"), "-out", again})
+	os.Stdout = stdout
+	require.NoError(t, err)
+	for _, ext := range []string{".md", ".json", ".txt"} {
+		want, err := os.ReadFile(filepath.Join(dir, "sample"+ext))
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(again, "sample"+ext))
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), ext)
+	}
+	_, err = os.Stat(filepath.Join(again, "sample.png"))
+	assert.NoError(t, err)
+	assert.Error(t, run([]string{"-from", filepath.Join(dir, "sample.md"), "-out", again}), "a file that is not a report's JSON")
 }
 
 func TestParseFlags(t *testing.T) {
