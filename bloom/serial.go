@@ -133,8 +133,8 @@ func ReadFromLimit[T any](r io.Reader, f funnel.Funnel[T], maxBits int64) (*Filt
 // format, keeping f's funnel. f must have been made by New or ReadFrom, since
 // the format does not record the funnel. Unlike ReadFrom, UnmarshalBinary
 // rejects bytes after the filter, since data should hold exactly one. On error
-// f is unchanged. A filter made with [WithUnsynchronizedWrites] stays so. UnmarshalBinary must not run concurrently with any other
-// method of f.
+// f is unchanged. A filter made with [WithUnsynchronizedWrites] stays so.
+// UnmarshalBinary must not run concurrently with any other method of f.
 func (f *Filter[T]) UnmarshalBinary(data []byte) error {
 	if f.funnel == nil {
 		return fmt.Errorf("%w: UnmarshalBinary on a filter with no funnel; create it with New or ReadFrom", ErrInvalidArgument)

@@ -2,10 +2,10 @@
 // with the semantics of Guava's LockFreeBitArray.
 //
 // Every read and write of a word is a sync/atomic operation on a []uint64,
-// and nothing takes a lock, except in SetPlain, which is for arrays only one
-// goroutine uses. Set is one atomic OR on a 64-bit word, so a Get
-// that happens after a Set returns (in the sense of the Go memory model) sees
-// that bit. Operations that visit every word (Count, Words, Equal, PutAll,
+// except SetPlain's, which is for arrays only one goroutine uses, and
+// nothing takes a lock. Set is one atomic OR on a 64-bit word, so a Get that
+// happens after a Set returns (in the sense of the Go memory model) sees that
+// bit. Operations that visit every word (Count, Words, Equal, PutAll,
 // Copy) see each word atomically but the array as a rolling snapshot while
 // writers are active, and exactly once they are quiet.
 //
