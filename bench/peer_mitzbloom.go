@@ -61,11 +61,8 @@ func MitzbloomUnsync[K any](f funnel.Funnel[K]) Contender[K] {
 			filter, err := bloom.New(f, n, p, bloom.WithUnsynchronizedWrites())
 			return mitzSet[K]{filter}, err
 		},
-		NewSync: func(n int64, p float64) (Set[K], error) {
-			filter, err := bloom.New(f, n, p)
-			return mitzSet[K]{filter}, err
-		},
-		Ops: []Op{Put},
+		NewSync: Mitzbloom(f).New,
+		Ops:     []Op{Put},
 	}
 }
 

@@ -160,10 +160,7 @@ func BenchmarkMightContainMany(b *testing.B) {
 func BenchmarkFill(b *testing.B) {
 	for _, n := range benchSizes {
 		keys := benchKeys(n, func(i int64) int64 { return i })
-		for _, m := range []struct {
-			name string
-			opts []bloom.Option
-		}{{"atomic", nil}, {"unsynchronized", []bloom.Option{bloom.WithUnsynchronizedWrites()}}} {
+		for _, m := range writeModes {
 			for _, batch := range []bool{false, true} {
 				op := "Put"
 				if batch {

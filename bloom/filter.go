@@ -29,7 +29,6 @@ type Filter[T any] struct {
 	probe    strategy.Prober
 	k        int
 	bits     *bitarray.Array
-	plain    bool // made with WithUnsynchronizedWrites
 }
 
 // New returns an empty filter for about expectedInsertions values with a
@@ -53,11 +52,7 @@ func New[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts 
 }
 
 func newFilter[T any](f funnel.Funnel[T], s strategy.Strategy, k int, bits *bitarray.Array, plain bool) *Filter[T] {
-	p := strategy.ProberFor(s)
-	if plain {
-		p = p.Plain()
-	}
-	return &Filter[T]{funnel: f, hash: strategy.HasherFor(f), strategy: s, probe: p, k: k, bits: bits, plain: plain}
+	return &Filter[T]{funnel: f, hash: strategy.HasherFor(f), strategy: s, probe: strategy.ProberFor(s, plain), k: k, bits: bits}
 }
 
 // Put adds v to f and reports whether any bit changed. Put returning true
@@ -82,7 +77,7 @@ func (f *Filter[T]) MightContain(v T) bool {
 // Copy returns an independent copy of f, equal to it. The copy is made
 // with [WithUnsynchronizedWrites] if f was.
 func (f *Filter[T]) Copy() *Filter[T] {
-	return newFilter(f.funnel, f.strategy, f.k, f.bits.Copy(), f.plain)
+	return newFilter(f.funnel, f.strategy, f.k, f.bits.Copy(), f.probe.Plain())
 }
 
 // IsCompatible reports whether f and other can be combined with PutAll: they

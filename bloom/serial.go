@@ -147,7 +147,7 @@ func (f *Filter[T]) UnmarshalBinary(data []byte) error {
 	if rest := len(data) - r.off; rest > 0 {
 		return fmt.Errorf("%w: %d bytes after the %d-byte filter", ErrCorrupt, rest, r.off)
 	}
-	*f = *newFilter(f.funnel, s, k, bits, f.plain)
+	*f = *newFilter(f.funnel, s, k, bits, f.probe.Plain())
 	return nil
 }
 

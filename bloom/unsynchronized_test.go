@@ -1,6 +1,8 @@
 package bloom_test
 
 import (
+	"os"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -84,4 +86,41 @@ func TestUnsynchronizedOptionScope(t *testing.T) {
 	_, err = bloom.NewRotating(funnel.String, 1000, 0.01, time.Minute, bloom.WithFilterOptions(bloom.WithUnsynchronizedWrites()))
 	require.ErrorIs(t, err, bloom.ErrInvalidArgument)
 	assert.ErrorContains(t, err, "WithUnsynchronizedWrites")
+}
+
+// TestUnsynchronizedRaceReported backs the promise that the race detector
+// reports concurrent writes to a filter made with WithUnsynchronizedWrites:
+// it runs TestUnsynchronizedRacyPuts, which races two goroutines' Puts,
+// under -race in a child process, and requires a race report naming
+// SetPlain.
+func TestUnsynchronizedRaceReported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs this package's tests with -race")
+	}
+	cmd := exec.Command("go", "test", "-race", "-count=1", "-run", "^TestUnsynchronizedRacyPuts$", ".")
+	cmd.Env = append(os.Environ(), "MITZBLOOM_RACY_PUTS=1")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "racing Puts passed under -race:\n%s", out)
+	assert.Contains(t, string(out), "WARNING: DATA RACE")
+	assert.Contains(t, string(out), "bitarray.(*Array).SetPlain")
+}
+
+// TestUnsynchronizedRacyPuts misuses a filter on purpose; it runs only as
+// the child of TestUnsynchronizedRaceReported.
+func TestUnsynchronizedRacyPuts(t *testing.T) {
+	if os.Getenv("MITZBLOOM_RACY_PUTS") != "1" {
+		t.Skip("runs only as the child of TestUnsynchronizedRaceReported")
+	}
+	f := mustNew(t, funnel.Int64, 100, 0.01, bloom.WithUnsynchronizedWrites())
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range int64(1000) {
+				f.Put(2*i + int64(g))
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -18,10 +18,7 @@ func TestPutManyMatchesPut(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, s := range []Strategy{Murmur128Mitz64, Murmur128Mitz32} {
 		for _, plain := range []bool{false, true} {
-			p := ProberFor(s)
-			if plain {
-				p = p.Plain()
-			}
+			p := ProberFor(s, plain)
 			for _, words := range []int{1, 150, roundsMinWords - 1, roundsMinWords + 17} {
 				for _, k := range []int{1, 7, 13} {
 					name := fmt.Sprintf("%v/plain=%v/words=%d/k=%d", s, plain, words, k)
@@ -65,7 +62,7 @@ func TestPutManyMatchesPut(t *testing.T) {
 func TestMightContainMatchesIndexes(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, s := range []Strategy{Murmur128Mitz64, Murmur128Mitz32} {
-		p := ProberFor(s)
+		p := ProberFor(s, false)
 		for k := 1; k <= 8; k++ {
 			bits := bitarray.New(40)
 			found := 0

@@ -16,16 +16,15 @@ type Prober struct {
 	plain  bool // set bits with SetPlain rather than Set
 }
 
-// ProberFor returns the Prober of s.
-func ProberFor(s Strategy) Prober { return Prober{mitz32: s == Murmur128Mitz32} }
-
-// Plain returns a Prober like p whose Put and PutMany set bits with
-// [bitarray.Array.SetPlain], for an array that no other goroutine uses while
-// they run.
-func (p Prober) Plain() Prober {
-	p.plain = true
-	return p
+// ProberFor returns the Prober of s. With plain set, its Put and PutMany set
+// bits with [bitarray.Array.SetPlain], for an array that no other goroutine
+// uses while they run.
+func ProberFor(s Strategy, plain bool) Prober {
+	return Prober{mitz32: s == Murmur128Mitz32, plain: plain}
 }
+
+// Plain reports whether p sets bits with plain writes.
+func (p Prober) Plain() bool { return p.plain }
 
 // Put sets the k bits that the hash (h1, h2) selects and reports whether any
 // of them changed.

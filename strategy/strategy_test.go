@@ -131,7 +131,7 @@ func TestIndexes(t *testing.T) {
 		// Put sets exactly those bits, and MightContain sees them.
 		for _, s := range []Strategy{Murmur128Mitz64, Murmur128Mitz32} {
 			bits := bitarray.New(150)
-			p := ProberFor(s)
+			p := ProberFor(s, false)
 			assert.False(t, p.MightContain(h1, h2, 7, bits))
 			assert.True(t, p.Put(h1, h2, 7, bits))
 			assert.False(t, p.Put(h1, h2, 7, bits), "second put changes nothing")
