@@ -3,18 +3,18 @@ package bloom
 import (
 	"slices"
 
-	"github.com/mitzbloom/mitzbloom/strategy"
+	"github.com/mitzbloom/mitzbloom/internal/probe"
 )
 
 // PutMany puts every value of vs in f, leaving the same bits set as calling
 // [Filter.Put] for each in turn. It is faster than that loop on a filter
-// larger than the CPU caches: it probes strategy.BatchSize values at a time,
+// larger than the CPU caches: it probes probe.BatchSize values at a time,
 // round by round, so the cache misses of different values overlap instead
 // of following one another. Unlike Put it does not report which values were
 // new; use Put for that. PutMany is safe for concurrent use like Put, and
 // does not allocate with the built-in funnels.
 func (f *Filter[T]) PutMany(vs []T) {
-	var hs [strategy.BatchSize]strategy.Hash
+	var hs [probe.BatchSize]probe.Hash
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
 		for i, v := range vs[:n] {
@@ -32,7 +32,7 @@ func (f *Filter[T]) PutMany(vs []T) {
 // room for len(vs) more answers.
 func (f *Filter[T]) MightContainMany(dst []bool, vs []T) []bool {
 	dst = slices.Grow(dst, len(vs))
-	var hs [strategy.BatchSize]strategy.Hash
+	var hs [probe.BatchSize]probe.Hash
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
 		for i, v := range vs[:n] {

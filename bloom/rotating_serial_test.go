@@ -12,12 +12,13 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/javatest"
 	"github.com/mitzbloom/mitzbloom/strategy"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // twoWindows returns a Rotating whose previous generation holds "a0".."a199"

@@ -12,12 +12,13 @@ import (
 	"time"
 	"weak"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/race"
 	"github.com/mitzbloom/mitzbloom/strategy"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // epoch is where the tests' manual clocks start; any time would do.

@@ -13,11 +13,12 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/strategy"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 var (

@@ -6,10 +6,11 @@ import (
 	"math"
 	"testing"
 
-	"github.com/mitzbloom/mitzbloom/bloom"
-	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // TestSizeTable checks the sizing table of ../shared/spec/guava-behaviour.md

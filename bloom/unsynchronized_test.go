@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mitzbloom/mitzbloom/bloom"
-	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
 // TestUnsynchronizedFillThenShare fills a filter from one goroutine with
