@@ -18,7 +18,7 @@ func TestPutMightContain(t *testing.T) {
 	assert.True(t, f.Put("x"), "the first put changes bits")
 	assert.False(t, f.Put("x"), "the second does not")
 	assert.True(t, f.MightContain("x"))
-	// The empty string hashes to 0: every probe is bit 0 (spec §2.2).
+	// The empty string hashes to 0: every probe is bit 0 (docs/guava.md §2.2).
 	assert.True(t, f.Put(""))
 	assert.True(t, f.Bits().Test(0))
 }
@@ -33,7 +33,7 @@ func TestNewErrors(t *testing.T) {
 	assert.EqualError(t, err, "bloom: invalid argument: false positive probability (1.5) must be < 1.0")
 }
 
-// TestPutAllChecks runs Guava's putAll checks in Guava's order (spec §4):
+// TestPutAllChecks runs Guava's putAll checks in Guava's order (docs/guava.md §4):
 // each failing filter differs from f in the checked property and in every
 // later one, so the order shows.
 func TestPutAllChecks(t *testing.T) {
@@ -136,7 +136,7 @@ func TestBits(t *testing.T) {
 	f := putAll(mustNew(t, funnel.String, 1000, 0.01), "hello")
 	b := f.Bits()
 	assert.EqualValues(t, f.BitSize(), b.Len())
-	// Guava's MURMUR128_MITZ_64 indexes of "hello" at 9600 bits (spec §2.2).
+	// Guava's MURMUR128_MITZ_64 indexes of "hello" at 9600 bits (docs/guava.md §2.2).
 	for _, i := range []uint{898, 8731, 6964, 3405, 1638, 9471, 5912} {
 		assert.True(t, b.Test(i), "bit %d", i)
 	}

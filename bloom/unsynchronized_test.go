@@ -84,7 +84,7 @@ func TestUnsynchronizedOptionScope(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [2]int64{wantBits, int64(wantK)}, [2]int64{bits, int64(k)}, "Size ignores the write mode")
 
-	_, err = bloom.NewRotating(funnel.String, 1000, 0.01, time.Minute, bloom.WithFilterOptions(bloom.WithUnsynchronizedWrites()))
+	_, err = bloom.NewRotating(funnel.String, 1000, 0.01, time.Minute, bloom.WithUnsynchronizedWrites())
 	require.ErrorIs(t, err, bloom.ErrInvalidArgument)
 	assert.ErrorContains(t, err, "WithUnsynchronizedWrites")
 }

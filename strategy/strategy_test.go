@@ -26,7 +26,7 @@ func hashHex(h1, h2 uint64) string {
 	return hex.EncodeToString(b[:])
 }
 
-// hashOf hashes a golden value every way a filter can: Sum128, HashFunc, and
+// hashOf hashes a golden value every way a filter can: Sum128, HasherFor, and
 // through a Sink (funnel.Func has no direct hash), and fails if they differ.
 func hashOf[T any](t *testing.T, f funnel.Funnel[T], raw json.RawMessage, decode func(json.RawMessage) T) string {
 	v := decode(raw)
@@ -71,7 +71,7 @@ func TestSum128Golden(t *testing.T) {
 }
 
 // TestSum128Reference checks the hash vectors of the Guava reference
-// (../shared/spec/guava-behaviour.md §6 and §7).
+// (docs/guava.md §6 and §7).
 func TestSum128Reference(t *testing.T) {
 	tests := []struct {
 		name string
@@ -108,7 +108,7 @@ func TestSum128Reference(t *testing.T) {
 }
 
 // TestIndexes checks both strategies' index sequences against Guava's for
-// create(stringFunnel(UTF_8), 1000, 0.01): 9600 bits, k = 7 (spec §2.2).
+// create(stringFunnel(UTF_8), 1000, 0.01): 9600 bits, k = 7 (docs/guava.md §2.2).
 func TestIndexes(t *testing.T) {
 	tests := []struct {
 		value        string
