@@ -18,6 +18,8 @@ package funnel
 
 import (
 	"reflect"
+
+	"github.com/mitzbloom/mitzbloom/internal/sinkbuf"
 	"unsafe"
 )
 
@@ -82,4 +84,13 @@ func funcValue(v reflect.Value) unsafe.Pointer {
 	p := reflect.New(v.Type())
 	p.Elem().Set(v)
 	return *(*unsafe.Pointer)(p.UnsafePointer())
+}
+
+// Append appends to dst the bytes f feeds for v, the stream a filter hashes,
+// and returns the extended slice. It shows what a Funnel feeds, for
+// instance to compare it with what a Java Funnel puts into a PrimitiveSink.
+func Append[T any](dst []byte, f Funnel[T], v T) []byte {
+	buf := sinkbuf.New(dst)
+	f.Funnel(v, &buf)
+	return buf.Bytes()
 }

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/sinkbuf"
 	"github.com/stretchr/testify/assert"
 )
 
 // sinkBytes returns the bytes put feeds into a Sink.
 func sinkBytes(put func(funnel.Sink)) string {
-	var b funnel.Buffer
+	var b sinkbuf.Buffer
 	put(&b)
 	return hex.EncodeToString(b.Bytes())
 }
@@ -78,7 +79,7 @@ func TestBuiltinFunnels(t *testing.T) {
 }
 
 func TestBuffer(t *testing.T) {
-	var b funnel.Buffer
+	var b sinkbuf.Buffer
 	assert.Zero(t, b.Len())
 	b.PutInt32(1)
 	b.PutString("xy")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/murmur3"
+	"github.com/mitzbloom/mitzbloom/internal/sinkbuf"
 )
 
 // maxPooledBuffer is the largest buffer kept for reuse, so that one huge key
@@ -15,7 +16,7 @@ const maxPooledBuffer = 64 << 10
 // through an interface escapes, so a buffer on the stack would be moved to
 // the heap on every call; a pooled buffer already lives there, and hashing
 // stays allocation-free for any funnel.
-var buffers = sync.Pool{New: func() any { return new(funnel.Buffer) }}
+var buffers = sync.Pool{New: func() any { return new(sinkbuf.Buffer) }}
 
 // A Hasher computes Sum128 for the values of one funnel.
 type Hasher[T any] interface {
@@ -73,7 +74,7 @@ func builtinHasher[T any](f funnel.Funnel[T]) (Hasher[T], bool) {
 type buffered[T any] struct{ f funnel.Funnel[T] }
 
 func (b buffered[T]) Sum128(v T) (h1, h2 uint64) {
-	buf := buffers.Get().(*funnel.Buffer)
+	buf := buffers.Get().(*sinkbuf.Buffer)
 	buf.Reset()
 	b.f.Funnel(v, buf)
 	h1, h2 = murmur3.Sum128(buf.Bytes())
