@@ -115,7 +115,7 @@ func (p Prober) combined(h Hash, j int) uint64 {
 	if p.mitz32 {
 		return NewMitz32(h.H1).Combined(j)
 	}
-	return Mitz64{h.H1, h.H2}.Combined(j)
+	return Mitz64(h).Combined(j)
 }
 
 // roundsMinWords is the smallest array, in words, that PutMany fills round
