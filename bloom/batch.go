@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/mitzbloom/mitzbloom/internal/probe"
+	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // PutMany puts every value of vs in f, leaving the same bits set as calling
@@ -17,9 +18,7 @@ func (f *Filter[T]) PutMany(vs []T) {
 	var hs [probe.BatchSize]probe.Hash
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
-		for i, v := range vs[:n] {
-			hs[i].H1, hs[i].H2 = f.hash.Sum128(v)
-		}
+		hashAll(f.hash, hs[:n], vs)
 		f.probe.PutMany(hs[:n], f.k, f.bits)
 		vs = vs[n:]
 	}
@@ -35,13 +34,18 @@ func (f *Filter[T]) MightContainMany(dst []bool, vs []T) []bool {
 	var hs [probe.BatchSize]probe.Hash
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
-		for i, v := range vs[:n] {
-			hs[i].H1, hs[i].H2 = f.hash.Sum128(v)
-		}
+		hashAll(f.hash, hs[:n], vs)
 		out := dst[len(dst) : len(dst)+n]
 		f.probe.MightContainMany(hs[:n], f.k, f.bits, out)
 		dst = dst[:len(dst)+n]
 		vs = vs[n:]
 	}
 	return dst
+}
+
+// hashAll sets hs[i] to the hash of vs[i], for every i of hs.
+func hashAll[T any](h strategy.Hasher[T], hs []probe.Hash, vs []T) {
+	for i := range hs {
+		hs[i].H1, hs[i].H2 = h.Sum128(vs[i])
+	}
 }

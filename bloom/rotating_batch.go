@@ -30,9 +30,7 @@ func (r *Rotating[T]) MightContainMany(dst []bool, vs []T) []bool {
 	var hs [probe.BatchSize]probe.Hash
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
-		for i, v := range vs[:n] {
-			hs[i].H1, hs[i].H2 = r.hash.Sum128(v)
-		}
+		hashAll(r.hash, hs[:n], vs)
 		// One arrangement of the generations for the batch, as
 		// MightContain uses one for its value.
 		g := r.gens.Load()
