@@ -1,0 +1,220 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/strategy"
+)
+
+// maxBadReports bounds the bad lines build reports one by one; it counts
+// the rest.
+const maxBadReports = 10
+
+// errBadLines reports input lines that do not parse as keys.
+var errBadLines = errors.New("bad lines")
+
+// A builder is one run of build: its flags, and what it found.
+type builder struct {
+	e        *env
+	n        int64 // -1 when the inputs' lines are to be counted
+	p        float64
+	opts     []bloom.Option
+	inputs   []string // "-" is standard input
+	skipBad  bool
+	progress *progress
+
+	keys, bad int64
+	filter    io.WriterTo
+}
+
+func (e *env) build(args []string) int {
+	fs := e.newFlags("build", "-n N -p P [-funnel F] [-strategy mitz32|mitz64] [-legacy-k] [-skip-bad] [-q] [-o FILE] [INPUT...]")
+	n := fs.Int64("n", -1, "the expected number of keys `N`, as Guava's create takes it (default: the number of lines of the INPUT files)")
+	p := fs.Float64("p", 0, "the false-positive probability `P` once N keys are in, in (0, 1)")
+	funnelName := fs.String("funnel", "string", "how a line becomes a key: "+funnelNames())
+	strategyName := fs.String("strategy", "mitz64", "Guava's strategy: mitz64 (MURMUR128_MITZ_64, Guava's default) or mitz32 (MURMUR128_MITZ_32)")
+	legacyK := fs.Bool("legacy-k", false, "compute the number of hash functions as Guava 31.x and earlier do")
+	out := fs.String("o", "", "write the filter to `FILE`, replacing it only once the build succeeds (default: standard output)")
+	skipBad := fs.Bool("skip-bad", false, "skip lines that are not keys of the funnel, and count them, instead of failing")
+	quiet := fs.Bool("q", false, "print no progress")
+	if stop, status := parseFlags(fs, args); stop {
+		return status
+	}
+	if *p <= 0 || *p >= 1 {
+		return e.usageError(fs, "-p must be in (0, 1), not %v", *p)
+	}
+	if *n < -1 {
+		return e.usageError(fs, "-n must be >= 0, not %d", *n)
+	}
+	k, err := keysFor(*funnelName)
+	if err != nil {
+		return e.usageError(fs, "%v", err)
+	}
+	b := &builder{e: e, n: *n, p: *p, inputs: fs.Args(), skipBad: *skipBad}
+	if len(b.inputs) == 0 {
+		b.inputs = []string{"-"}
+	}
+	switch *strategyName {
+	case "mitz64":
+		b.opts = append(b.opts, bloom.WithStrategy(strategy.Murmur128Mitz64))
+	case "mitz32":
+		b.opts = append(b.opts, bloom.WithStrategy(strategy.Murmur128Mitz32))
+	default:
+		return e.usageError(fs, "unknown strategy %q: want mitz64 or mitz32", *strategyName)
+	}
+	if *legacyK {
+		b.opts = append(b.opts, bloom.WithLegacyHashCount())
+	}
+	if !*quiet && isTerminal(e.stderr) {
+		b.progress = startProgress(e.stderr, inputsSize(b.inputs))
+	}
+
+	err = k.build(b)
+	b.progress.stop()
+	if err == nil {
+		err = e.writeOutput(*out, b.filter)
+	}
+	if err != nil {
+		return e.fail("build", err)
+	}
+	if b.bad > 0 {
+		fmt.Fprintf(e.stderr, "mitzbloom build: skipped %d bad lines\n", b.bad)
+	}
+	return exitOK
+}
+
+func (k keyKind[T]) build(b *builder) error {
+	if b.n < 0 {
+		n, err := b.countLines()
+		if err != nil {
+			return err
+		}
+		b.n = n
+	}
+	// One goroutine fills the filter, so it needs no atomic writes.
+	filter, err := bloom.New(k.funnel, b.n, b.p, append(b.opts, bloom.WithUnsynchronizedWrites())...)
+	if err != nil {
+		return err
+	}
+	var batch []T
+	var bad []string
+	for _, name := range b.inputs {
+		err := b.eachChunk(name, func(lines []string, first int64) error {
+			if k.parse == nil {
+				filter.PutMany(any(lines).([]T))
+				return nil
+			}
+			batch = batch[:0]
+			for i, line := range lines {
+				v, err := k.parse(line)
+				if err != nil {
+					b.bad++
+					if !b.skipBad && len(bad) < maxBadReports {
+						bad = append(bad, fmt.Sprintf("%s:%d: %s: %v", displayName(name), first+int64(i), quoteLine(line), err))
+					}
+					continue
+				}
+				batch = append(batch, v)
+			}
+			filter.PutMany(batch)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if len(bad) > 0 {
+		more := ""
+		if b.bad > int64(len(bad)) {
+			more = fmt.Sprintf("\n... and %d more", b.bad-int64(len(bad)))
+		}
+		return fmt.Errorf("%w: %d lines are not %s keys (use -skip-bad to skip them):\n%s%s", errBadLines, b.bad, k.name, strings.Join(bad, "\n"), more)
+	}
+	b.filter = filter
+	return nil
+}
+
+// eachChunk calls fn with the lines of the input name, a chunk at a time,
+// and the number of the first line of each chunk.
+func (b *builder) eachChunk(name string, fn func(lines []string, first int64) error) error {
+	r, closeInput, err := b.e.open(name)
+	if err != nil {
+		return err
+	}
+	defer closeInput()
+	lr := newLineReader(r)
+	for {
+		lines, first, n, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", displayName(name), err)
+		}
+		if err := fn(lines, first); err != nil {
+			return err
+		}
+		b.keys += int64(len(lines))
+		b.progress.add(int64(len(lines)), int64(n))
+	}
+}
+
+// countLines counts the lines of the inputs, which must be files.
+func (b *builder) countLines() (int64, error) {
+	var total int64
+	for _, name := range b.inputs {
+		if name == "-" {
+			return 0, errors.New("-n is required when the keys come from standard input")
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return 0, err
+		}
+		n, err := countLines(f)
+		f.Close()
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// open opens an input: a file, or standard input for "-".
+func (e *env) open(name string) (io.Reader, func(), error) {
+	if name == "-" {
+		return e.stdin, func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// displayName is how errors name an input.
+func displayName(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	return name
+}
+
+// inputsSize returns the total size of the inputs, or 0 if one of them is
+// not a regular file, whose size cannot be known in advance.
+func inputsSize(names []string) int64 {
+	var total int64
+	for _, name := range names {
+		fi, err := os.Stat(name)
+		if name == "-" || err != nil || !fi.Mode().IsRegular() {
+			return 0
+		}
+		total += fi.Size()
+	}
+	return total
+}
