@@ -101,7 +101,7 @@ func newReport(name string, filters []*bloom.Filter[[]byte], ps []float64) (repo
 	r.filterReport = describeFilter(union, nil)
 	r.Sizings = r.Generations[0].Sizings
 	p1, p2 := r.Generations[0].ExpectedFPP, r.Generations[1].ExpectedFPP
-	r.ExpectedFPP = 1 - (1-p1)*(1-p2)
+	r.ExpectedFPP = p1 + p2 - p1*p2 // 1 − (1−p₁)(1−p₂), with Stats' rounding
 	return r, nil
 }
 

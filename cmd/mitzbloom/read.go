@@ -59,6 +59,9 @@ func decodeFilters[T any](r io.Reader, f funnel.Funnel[T], maxBytes int64) ([]*b
 		return []*bloom.Filter[T]{first}, err
 	}
 	second, err := readLimited(rest, f, budget)
+	if errors.Is(err, bloom.ErrCorrupt) {
+		return nil, fmt.Errorf("%w: after a filter of %d bytes: %w", errNotFilter, size, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("after a filter of %d bytes: %w", size, err)
 	}
