@@ -688,3 +688,16 @@ func TestUsage(t *testing.T) {
 		t.Errorf("build -h does not list the flags: %v", res)
 	}
 }
+
+// A lineCase is a funnelCase with its type parameter hidden, so that cases
+// of every funnel fit in one list.
+type lineCase interface {
+	kind() string
+	randomLines(r *rand.Rand, n int) []string
+}
+
+func (c funnelCase[T]) kind() string { return c.name }
+
+func (c funnelCase[T]) randomLines(r *rand.Rand, n int) []string { return c.lines(c.values(r, n)) }
+
+var allFunnelCases = []lineCase{stringCase, charsCase, longCase, intCase, bytesCase, addrCase, addrPrtCase}

@@ -32,6 +32,7 @@ type lineReader struct {
 	buf   []byte
 	start int // the first byte of buf not yet returned
 	end   int // the end of the bytes read into buf
+	clean int // the end of the bytes after start known to hold no '\n'
 	eof   bool
 	lines []string
 	line  int64 // the number of lines returned so far
@@ -46,9 +47,12 @@ func newLineReader(r io.Reader) *lineReader {
 // reused by the next call. At the end of the input it returns io.EOF.
 func (lr *lineReader) next() (lines []string, first int64, n int, err error) {
 	for {
-		if i := bytes.LastIndexByte(lr.buf[lr.start:lr.end], '\n'); i >= 0 {
-			return lr.split(lr.start + i + 1)
+		// Only the bytes read since the last look can hold a newline: a
+		// long line arriving in small reads is searched once.
+		if i := bytes.LastIndexByte(lr.buf[lr.clean:lr.end], '\n'); i >= 0 {
+			return lr.split(lr.clean + i + 1)
 		}
+		lr.clean = lr.end
 		if lr.eof {
 			if lr.start == lr.end {
 				return nil, lr.line + 1, 0, io.EOF
@@ -66,6 +70,7 @@ func (lr *lineReader) next() (lines []string, first int64, n int, err error) {
 func (lr *lineReader) fill() error {
 	if lr.start > 0 {
 		lr.end = copy(lr.buf, lr.buf[lr.start:lr.end])
+		lr.clean -= lr.start
 		lr.start = 0
 	}
 	if lr.end == len(lr.buf) {
@@ -91,18 +96,16 @@ func (lr *lineReader) split(end int) ([]string, int64, int, error) {
 	// without an allocation each, and stay valid after buf is reused.
 	n := end - lr.start
 	chunk := string(lr.buf[lr.start:end])
-	lr.start = end
+	lr.start, lr.clean = end, end
 	first := lr.line + 1
 	lr.lines = lr.lines[:0]
 	for len(chunk) > 0 {
-		line := chunk
-		i := strings.IndexByte(chunk, '\n')
-		if i >= 0 {
-			line, chunk = chunk[:i], chunk[i+1:]
-		} else {
-			chunk = ""
+		line, rest, ended := strings.Cut(chunk, "\n")
+		if ended {
+			line = strings.TrimSuffix(line, "\r")
 		}
-		lr.lines = append(lr.lines, strings.TrimSuffix(line, "\r"))
+		lr.lines = append(lr.lines, line)
+		chunk = rest
 	}
 	lr.line += int64(len(lr.lines))
 	return lr.lines, first, n, nil
