@@ -28,8 +28,8 @@ type builder struct {
 	skipBad  bool
 	progress *progress
 
-	keys, bad int64
-	filter    io.WriterTo
+	bad    int64 // lines skipped
+	filter io.WriterTo
 }
 
 func (e *env) build(args []string) int {
@@ -101,32 +101,86 @@ func (k keyKind[T]) build(b *builder) error {
 	if err != nil {
 		return err
 	}
-	var batch []T
+
+	// Reading, splitting and parsing run in one goroutine and PutMany in
+	// this one, so that on two cores the input costs little more than the
+	// hashing. Two batches take turns: one is filled while the other is
+	// put.
+	full := make(chan *batch[T])
+	free := make(chan *batch[T], 2)
+	free <- new(batch[T])
+	free <- new(batch[T])
+	var readErr error
+	go func() {
+		defer close(full)
+		readErr = k.read(b, free, full)
+	}()
+	for bt := range full {
+		filter.PutMany(bt.keys)
+		b.progress.add(bt.nlines, int64(bt.bytes))
+		free <- bt
+	}
+	if readErr != nil {
+		return readErr
+	}
+	b.filter = filter
+	return nil
+}
+
+// A batch is the keys of one chunk of input, and what they took.
+type batch[T any] struct {
+	keys  []T
+	lines []string // the lines of the keys, when they must be parsed
+	bytes int
+	// lines counts the lines of the chunk, bad ones included.
+	nlines int64
+}
+
+// read reads the inputs of b into batches taken from free, and sends each
+// to full. It reports bad lines in its error, once all are read, unless
+// b.skipBad is set: then it counts them in b.bad.
+func (k keyKind[T]) read(b *builder, free chan *batch[T], full chan<- *batch[T]) error {
 	var bad []string
 	for _, name := range b.inputs {
-		err := b.eachChunk(name, func(lines []string, first int64) error {
-			if k.parse == nil {
-				filter.PutMany(any(lines).([]T))
-				return nil
-			}
-			batch = batch[:0]
-			for i, line := range lines {
-				v, err := k.parse(line)
-				if err != nil {
-					b.bad++
-					if !b.skipBad && len(bad) < maxBadReports {
-						bad = append(bad, fmt.Sprintf("%s:%d: %s: %v", displayName(name), first+int64(i), quoteLine(line), err))
-					}
-					continue
-				}
-				batch = append(batch, v)
-			}
-			filter.PutMany(batch)
-			return nil
-		})
+		r, closeInput, err := b.e.open(name)
 		if err != nil {
 			return err
 		}
+		lr := newLineReader(r)
+		for {
+			bt := <-free
+			if k.parse == nil {
+				// The lines are the keys: no copy.
+				var lines []string
+				lines, _, bt.bytes, err = lr.next(any(bt.keys[:0]).([]string))
+				bt.keys, bt.nlines = any(lines).([]T), int64(len(lines))
+			} else {
+				var first int64
+				bt.lines, first, bt.bytes, err = lr.next(bt.lines[:0])
+				bt.keys, bt.nlines = bt.keys[:0], int64(len(bt.lines))
+				for i, line := range bt.lines {
+					v, err := k.parse(line)
+					if err != nil {
+						b.bad++
+						if !b.skipBad && len(bad) < maxBadReports {
+							bad = append(bad, fmt.Sprintf("%s:%d: %s: %v", displayName(name), first+int64(i), quoteLine(line), err))
+						}
+						continue
+					}
+					bt.keys = append(bt.keys, v)
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				free <- bt // there is room: only two batches exist
+				break
+			}
+			if err != nil {
+				closeInput()
+				return fmt.Errorf("%s: %w", displayName(name), err)
+			}
+			full <- bt
+		}
+		closeInput()
 	}
 	if len(bad) > 0 {
 		more := ""
@@ -135,33 +189,7 @@ func (k keyKind[T]) build(b *builder) error {
 		}
 		return fmt.Errorf("%w: %d lines are not %s keys (use -skip-bad to skip them):\n%s%s", errBadLines, b.bad, k.name, strings.Join(bad, "\n"), more)
 	}
-	b.filter = filter
 	return nil
-}
-
-// eachChunk calls fn with the lines of the input name, a chunk at a time,
-// and the number of the first line of each chunk.
-func (b *builder) eachChunk(name string, fn func(lines []string, first int64) error) error {
-	r, closeInput, err := b.e.open(name)
-	if err != nil {
-		return err
-	}
-	defer closeInput()
-	lr := newLineReader(r)
-	for {
-		lines, first, n, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", displayName(name), err)
-		}
-		if err := fn(lines, first); err != nil {
-			return err
-		}
-		b.keys += int64(len(lines))
-		b.progress.add(int64(len(lines)), int64(n))
-	}
 }
 
 // countLines counts the lines of the inputs, which must be files.

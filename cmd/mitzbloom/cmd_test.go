@@ -701,3 +701,73 @@ func (c funnelCase[T]) kind() string { return c.name }
 func (c funnelCase[T]) randomLines(r *rand.Rand, n int) []string { return c.lines(c.values(r, n)) }
 
 var allFunnelCases = []lineCase{stringCase, charsCase, longCase, intCase, bytesCase, addrCase, addrPrtCase}
+
+// TestBuildInProcess runs build in the test's process, where the race
+// detector sees its two goroutines, on inputs of several chunks each.
+func TestBuildInProcess(t *testing.T) {
+	dir := t.TempDir()
+	var inputs []string
+	var keys []int64
+	for i := range 3 {
+		var lines []string
+		for j := range 150_000 + i*1000 { // about 1.1 MB: two chunks or more
+			v := int64(i)<<40 | int64(j)
+			keys = append(keys, v)
+			lines = append(lines, strconv.FormatInt(v, 10))
+		}
+		inputs = append(inputs, writeLines(t, dir, "in"+strconv.Itoa(i)+".txt", lines))
+	}
+	for _, funnelName := range []string{"string", "long"} {
+		out := filepath.Join(dir, funnelName+".bin")
+		var stderr strings.Builder
+		e := &env{stdin: strings.NewReader(""), stdout: &strings.Builder{}, stderr: &stderr}
+		args := append([]string{"build", "-p", "0.01", "-funnel", funnelName, "-o", out}, inputs...)
+		if status := run(args, e); status != exitOK {
+			t.Fatalf("build -funnel %s: exit status %d: %s", funnelName, status, stderr.String())
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []byte
+		switch funnelName {
+		case "string":
+			f, err := bloom.New(funnel.String, int64(len(keys)), 0.01)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range keys {
+				f.Put(strconv.FormatInt(v, 10))
+			}
+			want, err = f.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+		case "long":
+			f, err := bloom.New(funnel.Int64, int64(len(keys)), 0.01)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.PutMany(keys)
+			want, err = f.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(data, want) {
+			t.Errorf("build -funnel %s of %d keys in %d files differs from the library's filter", funnelName, len(keys), len(inputs))
+		}
+	}
+
+	// Bad lines in the second file of three: reported, and nothing written.
+	bad := writeLines(t, dir, "bad.txt", []string{"1", "x"})
+	out := filepath.Join(dir, "bad.bin")
+	var stderr strings.Builder
+	e := &env{stdin: strings.NewReader(""), stdout: &strings.Builder{}, stderr: &stderr}
+	if status := run([]string{"build", "-p", "0.01", "-funnel", "long", "-o", out, inputs[0], bad, inputs[1]}, e); status != exitError || !strings.Contains(stderr.String(), bad+`:2: "x"`) {
+		t.Errorf("build with a bad line: exit status %d: %s", status, stderr.String())
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed build wrote %s", out)
+	}
+}

@@ -34,7 +34,6 @@ type lineReader struct {
 	end   int // the end of the bytes read into buf
 	clean int // the end of the bytes after start known to hold no '\n'
 	eof   bool
-	lines []string
 	line  int64 // the number of lines returned so far
 }
 
@@ -42,25 +41,26 @@ func newLineReader(r io.Reader) *lineReader {
 	return &lineReader{r: r, buf: make([]byte, chunkSize)}
 }
 
-// next returns the lines of the next chunk, the number of the first of them
-// (counting from 1) and the number of input bytes they took. The slice is
-// reused by the next call. At the end of the input it returns io.EOF.
-func (lr *lineReader) next() (lines []string, first int64, n int, err error) {
+// next appends the lines of the next chunk to dst and returns the extended
+// slice, the number of the first of the lines (counting from 1) and the
+// number of input bytes they took. At the end of the input it returns
+// io.EOF.
+func (lr *lineReader) next(dst []string) (lines []string, first int64, n int, err error) {
 	for {
 		// Only the bytes read since the last look can hold a newline: a
 		// long line arriving in small reads is searched once.
 		if i := bytes.LastIndexByte(lr.buf[lr.clean:lr.end], '\n'); i >= 0 {
-			return lr.split(lr.clean + i + 1)
+			return lr.split(dst, lr.clean+i+1)
 		}
 		lr.clean = lr.end
 		if lr.eof {
 			if lr.start == lr.end {
-				return nil, lr.line + 1, 0, io.EOF
+				return dst, lr.line + 1, 0, io.EOF
 			}
-			return lr.split(lr.end)
+			return lr.split(dst, lr.end)
 		}
 		if err := lr.fill(); err != nil {
-			return nil, lr.line + 1, 0, err
+			return dst, lr.line + 1, 0, err
 		}
 	}
 }
@@ -90,25 +90,25 @@ func (lr *lineReader) fill() error {
 	return nil
 }
 
-// split returns the lines of buf[lr.start:end], which ends a line.
-func (lr *lineReader) split(end int) ([]string, int64, int, error) {
+// split appends the lines of buf[lr.start:end], which ends a line, to dst.
+func (lr *lineReader) split(dst []string, end int) ([]string, int64, int, error) {
 	// One string for the whole chunk: the lines are substrings of it,
 	// without an allocation each, and stay valid after buf is reused.
 	n := end - lr.start
 	chunk := string(lr.buf[lr.start:end])
 	lr.start, lr.clean = end, end
 	first := lr.line + 1
-	lr.lines = lr.lines[:0]
+	before := len(dst)
 	for len(chunk) > 0 {
 		line, rest, ended := strings.Cut(chunk, "\n")
 		if ended {
 			line = strings.TrimSuffix(line, "\r")
 		}
-		lr.lines = append(lr.lines, line)
+		dst = append(dst, line)
 		chunk = rest
 	}
-	lr.line += int64(len(lr.lines))
-	return lr.lines, first, n, nil
+	lr.line += int64(len(dst) - before)
+	return dst, first, n, nil
 }
 
 // countLines returns the number of lines a lineReader finds in r.

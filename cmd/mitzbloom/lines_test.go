@@ -13,10 +13,10 @@ import (
 // byte counts it reports on the way.
 func readAllLines(t *testing.T, lr *lineReader, input string) []string {
 	t.Helper()
-	var all []string
+	var all, lines []string
 	var bytes int
 	for {
-		lines, first, n, err := lr.next()
+		lines, first, n, err := lr.next(lines[:0])
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -86,18 +86,18 @@ func TestLineReader(t *testing.T) {
 func TestLineReaderErrors(t *testing.T) {
 	failure := errors.New("disk on fire")
 	lr := newLineReader(io.MultiReader(strings.NewReader("a\nb"), iotest.ErrReader(failure)))
-	lines, _, _, err := lr.next()
+	lines, _, _, err := lr.next(nil)
 	if err != nil || len(lines) != 1 {
 		t.Fatalf("first chunk: %q, %v", lines, err)
 	}
-	if _, _, _, err := lr.next(); !errors.Is(err, failure) {
+	if _, _, _, err := lr.next(nil); !errors.Is(err, failure) {
 		t.Errorf("a read error is %v, want %v", err, failure)
 	}
 
 	// A line that would not fit in memory is refused, not read whole.
 	huge := io.LimitReader(neverNewline{}, maxLineSize+1)
 	lr = newLineReader(huge)
-	if _, first, _, err := lr.next(); !errors.Is(err, errLineTooLong) || first != 1 {
+	if _, first, _, err := lr.next(nil); !errors.Is(err, errLineTooLong) || first != 1 {
 		t.Errorf("a line of %d bytes: line %d, error %v; want errLineTooLong", maxLineSize+1, first, err)
 	}
 }

@@ -83,8 +83,11 @@ func (k keyKind[T]) query(q *querier) (bool, error) {
 		}
 	} else {
 		lr := newLineReader(q.e.stdin)
+		var lines []string
 		for {
-			lines, first, _, err := lr.next()
+			var first int64
+			var err error
+			lines, first, _, err = lr.next(lines[:0])
 			if errors.Is(err, io.EOF) {
 				break
 			}
