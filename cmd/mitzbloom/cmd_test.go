@@ -242,12 +242,17 @@ func TestBuildCountsLines(t *testing.T) {
 
 func readTestFilter(t *testing.T, path string) *bloom.Filter[string] {
 	t.Helper()
+	return readFilterOf(t, path, funnel.String)
+}
+
+func readFilterOf[T any](t *testing.T, path string, fun funnel.Funnel[T]) *bloom.Filter[T] {
+	t.Helper()
 	file, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer file.Close()
-	f, err := bloom.ReadFrom(file, funnel.String)
+	f, err := bloom.ReadFrom(file, fun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,15 +288,7 @@ func TestBuildBadLines(t *testing.T) {
 	if !strings.Contains(res.stderr, "skipped 3 bad lines") {
 		t.Errorf("build -skip-bad does not count the bad lines: %v", res)
 	}
-	file, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	f, err := bloom.ReadFrom(file, funnel.Int64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := readFilterOf(t, out, funnel.Int64)
 	for _, v := range []int64{1, 2, 3, 5} {
 		if !f.MightContain(v) {
 			t.Errorf("build -skip-bad lacks %d", v)

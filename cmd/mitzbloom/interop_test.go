@@ -105,7 +105,8 @@ func TestJavaInterop(t *testing.T) {
 	// A JVM that hangs must not hold the test until the global timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	javatest.Run(ctx, t, javac, "-encoding", "UTF-8", "-cp", guavaJar, "-d", classes, filepath.Join("testdata", "CmdInterop.java"))
+	javatest.Run(ctx, t, javac, "-encoding", "UTF-8", "-cp", guavaJar, "-d", classes,
+		filepath.Join("testdata", "CmdInterop.java"), filepath.Join("..", "..", "bloom", "testdata", "interop", "Interop.java"))
 	out := javatest.Run(ctx, t, java, "-cp", classes+string(filepath.ListSeparator)+guavaJar, "CmdInterop", commandsFile)
 	answers := parseJavaAnswers(t, out, len(commands))
 

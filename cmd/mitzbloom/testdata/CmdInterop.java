@@ -6,6 +6,9 @@
  *
  *     java -cp <classes>:<guava.jar> CmdInterop <commands.txt>
  *
+ * It is compiled with bloom/testdata/interop/Interop.java, whose funnels for
+ * addresses it uses.
+ *
  * Each line of commands.txt is one command; for each, CmdInterop prints one
  * line that starts with the command's name and its first argument. Keys files
  * hold one key per line, in the text that mitzbloom build reads, and are
@@ -41,7 +44,6 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import com.google.common.hash.BloomFilter;
 import com.google.common.hash.Funnel;
 import com.google.common.hash.Funnels;
-import com.google.common.hash.PrimitiveSink;
 import java.io.BufferedOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -57,27 +59,6 @@ import java.util.HexFormat;
 import java.util.List;
 
 public final class CmdInterop {
-  /** funnel.Addr's twin. */
-  enum InetAddressFunnel implements Funnel<InetAddress> {
-    INSTANCE;
-
-    @Override
-    public void funnel(InetAddress addr, PrimitiveSink into) {
-      into.putBytes(addr.getAddress());
-    }
-  }
-
-  /** funnel.AddrPort's twin. */
-  enum SocketAddressFunnel implements Funnel<InetSocketAddress> {
-    INSTANCE;
-
-    @Override
-    public void funnel(InetSocketAddress sock, PrimitiveSink into) {
-      into.putBytes(sock.getAddress().getAddress());
-      into.putShort((short) sock.getPort());
-    }
-  }
-
   @SuppressWarnings("unchecked")
   private static Funnel<Object> funnel(String name) {
     Funnel<?> f =
@@ -87,8 +68,10 @@ public final class CmdInterop {
           case "long" -> Funnels.longFunnel();
           case "int" -> Funnels.integerFunnel();
           case "bytes" -> Funnels.byteArrayFunnel();
-          case "addr" -> InetAddressFunnel.INSTANCE;
-          case "addrport" -> SocketAddressFunnel.INSTANCE;
+          // The twins of funnel.Addr and funnel.AddrPort, those of the
+          // library's own interop test, compiled with this file.
+          case "addr" -> Interop.InetAddressFunnel.INSTANCE;
+          case "addrport" -> Interop.SocketAddressFunnel.INSTANCE;
           default -> throw new IllegalArgumentException("unknown funnel " + name);
         };
     return (Funnel<Object>) f;
