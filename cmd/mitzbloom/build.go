@@ -42,7 +42,8 @@ func (e *env) build(args []string) int {
 	out := fs.String("o", "", "write the filter to `FILE`, replacing it only once the build succeeds (default: standard output)")
 	skipBad := fs.Bool("skip-bad", false, "skip lines that are not keys of the funnel, and count them, instead of failing")
 	quiet := fs.Bool("q", false, "print no progress")
-	if stop, status := parseFlags(fs, args); stop {
+	inputs, stop, status := parseInterspersed(fs, args)
+	if stop {
 		return status
 	}
 	if *p <= 0 || *p >= 1 {
@@ -55,7 +56,7 @@ func (e *env) build(args []string) int {
 	if err != nil {
 		return e.usageError(fs, "%v", err)
 	}
-	b := &builder{e: e, n: *n, p: *p, inputs: fs.Args(), skipBad: *skipBad}
+	b := &builder{e: e, n: *n, p: *p, inputs: inputs, skipBad: *skipBad}
 	if len(b.inputs) == 0 {
 		b.inputs = []string{"-"}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -234,10 +235,28 @@ func TestBuildCountsLines(t *testing.T) {
 	if res.status != exitError || !strings.Contains(res.stderr, "-n is required") {
 		t.Errorf("build from standard input without -n: want exit status 2 and a request for -n, got %v", res)
 	}
+	// Flags after the files.
+	mustRun(t, "", "build", a, "-p", "0.01", b, "-o", out)
+	if f := readTestFilter(t, out); !f.MightContain("x") || !f.MightContain("4") || f.BitSize() != mustSize(t, 7, 0.01) {
+		t.Errorf("build a.txt -p 0.01 b.txt -o FILE did not build a filter of a.txt and b.txt")
+	}
+	if inspect := mustRun(t, "", "inspect", out, "-json"); !strings.HasPrefix(inspect.stdout, "{") {
+		t.Errorf("inspect FILE -json: %v", inspect)
+	}
+
 	res = mustRun(t, "x\ny\n", "build", "-n", "2", "-p", "0.01", "-o", out, "-")
 	if f := readTestFilter(t, out); !f.MightContain("x") || !f.MightContain("y") {
 		t.Errorf("build from standard input lacks its keys: %v", res)
 	}
+}
+
+func mustSize(t *testing.T, n int64, p float64) int64 {
+	t.Helper()
+	bitSize, _, err := bloom.Size(n, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bitSize
 }
 
 func readTestFilter(t *testing.T, path string) *bloom.Filter[string] {
@@ -650,6 +669,26 @@ func TestRotatingSnapshot(t *testing.T) {
 	res = mitzbloom(t, "", "merge", "-o", filepath.Join(t.TempDir(), "m.bin"), path, path)
 	if res.status != exitError || !strings.Contains(res.stderr, "a Rotating snapshot") {
 		t.Errorf("merge of a Rotating snapshot: want an error, got %v", res)
+	}
+}
+
+func TestParseInterspersed(t *testing.T) {
+	for _, c := range []struct {
+		args, files []string
+		o           string
+	}{
+		{nil, nil, ""},
+		{[]string{"a", "-o", "x", "b"}, []string{"a", "b"}, "x"},
+		{[]string{"-o", "x", "a", "--", "-b", "-o"}, []string{"a", "-b", "-o"}, "x"},
+		{[]string{"--", "-o"}, []string{"-o"}, ""},
+		{[]string{"-", "a"}, []string{"-", "a"}, ""},
+	} {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		o := fs.String("o", "", "")
+		files, stop, _ := parseInterspersed(fs, c.args)
+		if stop || strings.Join(files, ",") != strings.Join(c.files, ",") || *o != c.o {
+			t.Errorf("parseInterspersed(%q) = %q, -o %q, stop %t; want %q, -o %q", c.args, files, *o, stop, c.files, c.o)
+		}
 	}
 }
 

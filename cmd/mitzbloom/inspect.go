@@ -45,15 +45,15 @@ func (e *env) inspect(args []string) int {
 	var extraP fppList
 	fs.Var(&extraP, "p", "also look for the expected insertions that the false-positive probability `P` gives (repeatable)")
 	maxBytes := maxBytesFlag(fs)
-	if stop, status := parseFlags(fs, args); stop {
+	files, stop, status := parseInterspersed(fs, args)
+	if stop {
 		return status
 	}
-	if fs.NArg() == 0 {
+	if len(files) == 0 {
 		return e.usageError(fs, "no FILE to inspect")
 	}
 	ps := append(append([]float64(nil), commonFPPs...), extraP...)
-	status := exitOK
-	for i, name := range fs.Args() {
+	for i, name := range files {
 		// Inspect reads only bits, so any funnel will do.
 		filters, err := readFilters(name, funnel.Bytes, *maxBytes)
 		if err != nil {

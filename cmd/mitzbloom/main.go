@@ -89,6 +89,26 @@ func parseFlags(fs *flag.FlagSet, args []string) (stop bool, status int) {
 	return false, exitOK
 }
 
+// parseInterspersed is parseFlags for commands whose arguments are all
+// files, where flags may come after the files too, as in
+// "build keys.txt -p 0.01"; after "--" all are files. It returns the files.
+func parseInterspersed(fs *flag.FlagSet, args []string) (files []string, stop bool, status int) {
+	for {
+		if stop, status := parseFlags(fs, args); stop {
+			return nil, true, status
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return files, false, exitOK
+		}
+		// Parse stops at the first non-flag, or after a "--".
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(files, rest...), false, exitOK
+		}
+		files, args = append(files, rest[0]), rest[1:]
+	}
+}
+
 // fail reports err on standard error and returns exitError.
 func (e *env) fail(cmd string, err error) int {
 	fmt.Fprintf(e.stderr, "mitzbloom %s: %v\n", cmd, err)

@@ -13,16 +13,17 @@ func (e *env) merge(args []string) int {
 	fs := e.newFlags("merge", "-o OUT [-max-bytes N] A B...")
 	out := fs.String("o", "", "write the merged filter to `OUT`, replacing it only once the merge succeeds")
 	maxBytes := maxBytesFlag(fs)
-	if stop, status := parseFlags(fs, args); stop {
+	files, stop, status := parseInterspersed(fs, args)
+	if stop {
 		return status
 	}
 	if *out == "" {
 		return e.usageError(fs, "-o OUT is required")
 	}
-	if fs.NArg() < 2 {
+	if len(files) < 2 {
 		return e.usageError(fs, "merge needs at least two filters, A and B")
 	}
-	merged, err := mergeFiles(fs.Args(), *maxBytes)
+	merged, err := mergeFiles(files, *maxBytes)
 	if err == nil {
 		err = writeAtomic(*out, merged)
 	}

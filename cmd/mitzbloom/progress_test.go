@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -52,4 +55,40 @@ func TestProgressDraws(t *testing.T) {
 	var nilProgress *progress
 	nilProgress.add(1, 1) // a quiet build's progress does nothing
 	nilProgress.stop()
+}
+
+func TestIsTerminal(t *testing.T) {
+	// The standard library can tell a character device, such as a
+	// terminal or /dev/null, from a pipe or a file; progress goes only to
+	// the former.
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	file, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	for _, c := range []struct {
+		name string
+		w    io.Writer
+		want bool
+	}{
+		{os.DevNull, devNull, true},
+		{"a pipe", w, false},
+		{"a file", file, false},
+		{"a buffer", &bytes.Buffer{}, false},
+	} {
+		if got := isTerminal(c.w); got != c.want {
+			t.Errorf("isTerminal(%s) = %t, want %t", c.name, got, c.want)
+		}
+	}
 }
