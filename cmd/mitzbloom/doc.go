@@ -14,8 +14,11 @@
 // BloomFilter.create(funnel, N, P) sizes it, holding them all. Lines end with
 // "\n" or "\r\n". Without -n it counts the lines of the files first. A line
 // that is not a key of the funnel is reported with its file and line number
-// and makes build fail, unless -skip-bad skips and counts it. On a terminal,
-// build shows its progress on standard error, unless -q is given.
+// and makes build fail, unless -skip-bad skips and counts it. One goroutine
+// reads and parses the input while another puts the keys, in batches. On a
+// terminal, build shows its progress on standard error (keys, keys per
+// second, and how much of the input is read, when its size is known), unless
+// -q is given.
 //
 // The funnel says how a line becomes a key, and which Guava funnel the Java
 // side must read the filter with:
@@ -64,6 +67,10 @@
 // bytes; without it a file can still make the command allocate no more than
 // its size. A filter is written to standard output only when that is not a
 // terminal.
+//
+// Flags of build, inspect and merge may come before or after the files;
+// those of query before FILE or right after it. After "--" every argument is
+// a file, or a key.
 //
 // The exit status is 0 on success and 2 on any error. Query exits with 1
 // when a key is certainly absent, like grep when nothing matches.
