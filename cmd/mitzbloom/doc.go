@@ -64,8 +64,8 @@
 // Every output file is written to a temporary file beside it and renamed
 // over it once complete, so a command that fails leaves it as it was.
 // -max-bytes N refuses, from its header alone, a filter file of more than N
-// bytes; without it a file can still make the command allocate no more than
-// its size. A filter is written to standard output only when that is not a
+// bytes; without it, a file still cannot make the command allocate much more
+// than its own size. A filter is written to standard output only when that is not a
 // terminal.
 //
 // Flags of build, inspect and merge may come before or after the files;
