@@ -574,6 +574,36 @@ func jsonEqual(t *testing.T, a, b any) bool {
 	return bytes.Equal(ja, jb)
 }
 
+// TestInspectExtraFPP checks that -p adds a p for inspect to try, and that
+// one it tries anyway is not tried twice.
+func TestInspectExtraFPP(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.bin")
+	mustRun(t, "a\n", "build", "-n", "5000", "-p", "0.0123", "-o", path)
+	sizings := func(args ...string) []sizing {
+		var r report
+		res := mustRun(t, "", append(append([]string{"inspect", "-json"}, args...), path)...)
+		if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Sizings
+	}
+	without, with := sizings(), sizings("-p", "0.0123", "-p", "0.01", "-p", "0.0123")
+	bitSize, k, err := bloom.Size(5000, 0.0123)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(without, sizingsOf(bitSize, k, []float64{0.0123})...)
+	if !jsonEqual(t, with, want) {
+		t.Errorf("inspect -p 0.0123 -p 0.01 -p 0.0123: %+v, want %+v", with, want)
+	}
+	for _, s := range want {
+		if s.FPP == 0.0123 && s.MinInsertions <= 5000 && 5000 <= s.MaxInsertions {
+			return
+		}
+	}
+	t.Errorf("inspect -p 0.0123 does not find n = 5000 in %+v", with)
+}
+
 func TestSizingsOf(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 200 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
@@ -52,7 +53,12 @@ func (e *env) inspect(args []string) int {
 	if len(files) == 0 {
 		return e.usageError(fs, "no FILE to inspect")
 	}
-	ps := append(append([]float64(nil), commonFPPs...), extraP...)
+	ps := append([]float64(nil), commonFPPs...)
+	for _, p := range extraP {
+		if !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+	}
 	for i, name := range files {
 		// Inspect reads only bits, so any funnel will do.
 		filters, err := readFilters(name, funnel.Bytes, *maxBytes)

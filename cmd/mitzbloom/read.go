@@ -55,8 +55,11 @@ func decodeFilters[T any](r io.Reader, f funnel.Funnel[T], maxBytes int64) ([]*b
 	// ReadFrom reads no further than its filter, so whatever follows is
 	// still in r.
 	rest, more, err := peek(r)
-	if err != nil || !more {
-		return []*bloom.Filter[T]{first}, err
+	if err != nil {
+		return nil, err
+	}
+	if !more {
+		return []*bloom.Filter[T]{first}, nil
 	}
 	second, err := readLimited(rest, f, budget)
 	if errors.Is(err, bloom.ErrCorrupt) {
