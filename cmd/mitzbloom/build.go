@@ -133,7 +133,7 @@ type batch[T any] struct {
 	keys  []T
 	lines []string // the lines of the keys, when they must be parsed
 	bytes int
-	// lines counts the lines of the chunk, bad ones included.
+	// nlines counts the lines of the chunk, bad ones included.
 	nlines int64
 }
 
