@@ -384,9 +384,10 @@ func TestWrongKeys(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, rdb.Del(ctx, f.ConfigKey()).Err())
 		_, err = open(name)
-		assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
+		assert.ErrorIs(t, err, redisfilter.ErrLost)
+		assert.ErrorContains(t, err, "WithAdopt", "the error says what to do")
 		_, err = f.Put(ctx, "x")
-		assert.ErrorIs(t, err, redisfilter.ErrNotFound, "Put without config")
+		assert.ErrorIs(t, err, redisfilter.ErrLost, "Put without config")
 	})
 	t.Run("bitmap replaced", func(t *testing.T) {
 		name := filterName(t)
@@ -422,43 +423,76 @@ func TestWrongKeys(t *testing.T) {
 	})
 }
 
-// TestNotFound deletes a filter's keys under a Filter in use.
-func TestNotFound(t *testing.T) {
-	rdb := sharedClient(t)
+// TestLost deletes a filter's bitmap, then all its keys, under a Filter in
+// use: every call is an error wrapping ErrLost, never an answer; Open does
+// not re-create a bitmap whose config exists unless told to, and a filter
+// re-created makes the Filters opened before it fail too.
+func TestLost(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		name := filterName(t)
+		f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Delete(context.Background()) })
+		require.NoError(t, f.PutMany(ctx, []string{"a", "b"}))
+
+		require.NoError(t, rdb.Del(ctx, f.Key()).Err())
+		assertLost(t, f)
+		exists, err := rdb.Exists(ctx, f.Key()).Result()
+		require.NoError(t, err)
+		assert.Zero(t, exists, "a failed call created a bitmap")
+
+		_, err = redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
+		require.ErrorIs(t, err, redisfilter.ErrLost, "Open of a filter whose bitmap is gone")
+		assert.ErrorContains(t, err, "WithRecreate", "the error says what to do")
+		t.Log(err)
+		exists, err = rdb.Exists(ctx, f.Key()).Result()
+		require.NoError(t, err)
+		assert.Zero(t, exists, "a refused Open created a bitmap")
+
+		again, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01, redisfilter.WithRecreate())
+		require.NoError(t, err)
+		count, err := again.BitCount(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, count)
+		// The Filter opened before the loss must not read the new, empty
+		// bitmap as if it were its own.
+		assertLost(t, f)
+		_, err = again.Put(ctx, "c")
+		require.NoError(t, err)
+
+		require.NoError(t, again.Delete(ctx))
+		assertLost(t, again)
+		// With nothing left, Open creates the filter anew, and the Filters
+		// of the old one still fail.
+		fresh, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
+		require.NoError(t, err)
+		assertLost(t, again)
+		changed, err := fresh.Put(ctx, "a")
+		require.NoError(t, err)
+		assert.True(t, changed)
+	})
+}
+
+// assertLost checks that every call on f fails with ErrLost.
+func assertLost(t *testing.T, f *redisfilter.Filter[string]) {
+	t.Helper()
 	ctx := testContext(t)
-	name := filterName(t)
-	f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
-	require.NoError(t, err)
-	t.Cleanup(func() { f.Delete(context.Background()) })
-	require.NoError(t, f.PutMany(ctx, []string{"a", "b"}))
-
-	require.NoError(t, rdb.Del(ctx, f.Key()).Err())
-	_, err = f.Put(ctx, "c")
-	require.ErrorIs(t, err, redisfilter.ErrNotFound)
-	t.Log(err)
-	exists, err := rdb.Exists(ctx, f.Key()).Result()
-	require.NoError(t, err)
-	assert.Zero(t, exists, "a failed Put created a bitmap")
+	_, err := f.Put(ctx, "c")
+	assert.ErrorIs(t, err, redisfilter.ErrLost, "Put")
+	assert.ErrorIs(t, f.PutMany(ctx, []string{"c", "d"}), redisfilter.ErrLost, "PutMany")
 	_, err = f.MightContain(ctx, "a")
-	assert.ErrorIs(t, err, redisfilter.ErrNotFound)
+	assert.ErrorIs(t, err, redisfilter.ErrLost, "MightContain")
+	_, err = f.MightContainMany(ctx, nil, []string{"a", "b"})
+	assert.ErrorIs(t, err, redisfilter.ErrLost, "MightContainMany")
 	_, err = f.Snapshot(ctx)
-	assert.ErrorIs(t, err, redisfilter.ErrNotFound)
-
-	require.NoError(t, f.Delete(ctx))
-	_, err = f.MightContain(ctx, "a")
-	assert.ErrorIs(t, err, redisfilter.ErrNotFound)
+	assert.ErrorIs(t, err, redisfilter.ErrLost, "Snapshot")
 	_, err = f.BitCount(ctx)
-	assert.ErrorIs(t, err, redisfilter.ErrNotFound)
-
-	// Open re-creates it, empty.
-	again, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
+	assert.ErrorIs(t, err, redisfilter.ErrLost, "BitCount")
+	local, err := bloom.New(funnel.String, 100, 0.01)
 	require.NoError(t, err)
-	count, err := again.BitCount(ctx)
-	require.NoError(t, err)
-	assert.Zero(t, count)
-	changed, err := f.Put(ctx, "a")
-	require.NoError(t, err)
-	assert.True(t, changed)
+	local.Put("z")
+	assert.ErrorIs(t, f.Merge(ctx, local), redisfilter.ErrLost, "Merge")
 }
 
 func TestOpenArguments(t *testing.T) {
@@ -610,9 +644,7 @@ func TestMerge(t *testing.T) {
 // assertNoMergeKeys checks that no temporary key of Merge is left.
 func assertNoMergeKeys(t *testing.T, rdb redis.UniversalClient, name string) {
 	t.Helper()
-	keys, err := rdb.Keys(context.Background(), "{"+name+"}:merge:*").Result()
-	require.NoError(t, err)
-	assert.Empty(t, keys, "Merge left temporary keys")
+	assert.Empty(t, keysMatching(t, rdb, "{"+name+"}:merge:*"), "Merge left temporary keys")
 }
 
 // TestScriptCacheFlushed runs every call after SCRIPT FLUSH, as after a
@@ -670,7 +702,7 @@ func TestString(t *testing.T) {
 	assert.Contains(t, s, "funnel.String MURMUR128_MITZ_64 9600 bits, 7 hash functions")
 	cfg, err := rdb.Get(ctx, f.ConfigKey()).Result()
 	require.NoError(t, err)
-	assert.Equal(t, `mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String"`, cfg)
+	assert.Regexp(t, `^mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=[0-9a-f]{16}$`, cfg)
 	assert.Equal(t, "{"+filterName(t)+"}", f.Key())
 	assert.Equal(t, "{"+filterName(t)+"}:config", f.ConfigKey())
 }

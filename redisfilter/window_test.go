@@ -19,6 +19,10 @@ import (
 // clock is a settable clock for WithClock.
 type clock struct{ ns atomic.Int64 }
 
+func (c *clock) Now() time.Time { return c.now() }
+
+func (c *clock) AfterFunc(time.Duration, func()) { panic("a Windowed filter set a timer") }
+
 func newClock(t time.Time) *clock {
 	c := new(clock)
 	c.set(t)
@@ -38,14 +42,14 @@ func TestWindowGenerations(t *testing.T) {
 	name := filterName(t)
 	start := time.Now().Truncate(time.Hour).Add(time.Hour + 10*time.Minute)
 	clk := newClock(start)
-	w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 1000, 1e-6, time.Hour, 3, redisfilter.WithClock(clk.now))
+	w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 1000, 1e-6, time.Hour, 3, redisfilter.WithClock(clk))
 	require.NoError(t, err)
 	gen := w.Generation(start)
 	assert.Equal(t, start.Unix()/3600, gen)
 	assert.Equal(t, "{"+name+"}:"+strconv.FormatInt(gen, 10), w.Key(gen))
 	cfg, err := rdb.Get(ctx, w.ConfigKey()).Result()
 	require.NoError(t, err)
-	assert.Equal(t, `mitzbloom/redisfilter v1 bits=28800 k=20 strategy=MURMUR128_MITZ_64 funnel="funnel.String" window=1h0m0s generations=3`, cfg)
+	assert.Regexp(t, `^mitzbloom/redisfilter v1 bits=28800 k=20 strategy=MURMUR128_MITZ_64 funnel="funnel.String" window=1h0m0s generations=3 id=[0-9a-f]{16}$`, cfg)
 	n, err := rdb.Exists(ctx, w.Key(gen)).Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "OpenWindowed created a bitmap")
@@ -112,7 +116,7 @@ func TestWindowFleet(t *testing.T) {
 	for i := range ws {
 		clk := newClock(now) // the same time, read separately by each
 		var err error
-		ws[i], err = redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, replicas*perReplica, 0.01, 24*time.Hour, 2, redisfilter.WithClock(clk.now))
+		ws[i], err = redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, replicas*perReplica, 0.01, 24*time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 	}
 	var wg sync.WaitGroup
@@ -159,7 +163,7 @@ func TestWindowClockSkew(t *testing.T) {
 	ahead := newClock(boundary.Add(time.Second))
 	behind := newClock(boundary.Add(-time.Second))
 	open := func(clk *clock) *redisfilter.Windowed[string] {
-		w, err := redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, 100, 1e-6, time.Hour, 2, redisfilter.WithClock(clk.now))
+		w, err := redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, 100, 1e-6, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 		return w
 	}
@@ -209,7 +213,7 @@ func TestWindowWrongKeys(t *testing.T) {
 	ctx := testContext(t)
 	name := filterName(t)
 	clk := newClock(time.Now())
-	w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk.now))
+	w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk))
 	require.NoError(t, err)
 	gen := w.Generation(clk.now())
 	require.NoError(t, rdb.LPush(ctx, w.Key(gen-1), "x").Err())
