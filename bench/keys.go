@@ -1,6 +1,10 @@
 package bench
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/mitzbloom/mitzbloom/bench/internal/splitmix"
+)
 
 // Every key is a pure function of its index, so the Go workloads and the Java
 // harness (java/GuavaBench.java, which repeats these functions) time the same
@@ -25,12 +29,7 @@ const (
 // Uint64 returns the index-th number of a splitmix64 generator seeded with
 // [Seed] (the first number is Uint64(0)). The mapping from index to number is
 // one-to-one.
-func Uint64(index uint64) uint64 {
-	z := Seed + (index+1)*0x9e3779b97f4a7c15
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
+func Uint64(index uint64) uint64 { return splitmix.At(Seed, index) }
 
 // Int64Key returns the int64 key of an index: [Uint64] as a signed number.
 func Int64Key(index uint64) int64 { return int64(Uint64(index)) }

@@ -51,61 +51,94 @@ func (s *Suite[K]) Benchmark(op Op, contender string, n int64, cfg Config) func(
 		b.ReportAllocs()
 		switch op {
 		case Put:
-			st, err := s.putState(base, n, false)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			st.run(b, c.view, b.N)
+			err = s.benchPut(b, c, base, n)
 		case PutParallel:
-			st, err := s.putState(base, n, true)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pp, err := st.parallel(c.view, b.N)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var next atomic.Uint64
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for m := chunkOf(pb); m > 0; m = chunkOf(pb) {
-					pp.put(next.Add(uint64(m))-uint64(m), m)
-				}
-			})
-			b.StopTimer()
-			pp.finish()
-		case MightContain, MightContainParallel:
-			fs, err := s.full(base, n)
-			if err != nil {
-				b.Fatal(err)
-			}
-			probes := s.probes(n, cfg.probeHalf()).keys
-			if op == MightContain {
-				set := c.view(fs.set)
-				dst := make([]bool, 0, Chunk)
-				b.ResetTimer()
-				lookUp(set, probes, 0, b.N, dst)
-				return
-			}
-			shared, err := fs.concurrent(base)
-			if err != nil {
-				b.Fatal(err)
-			}
-			set := c.view(shared)
-			dsts := newBuffers(runtime.GOMAXPROCS(0))
-			var next atomic.Uint64
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				dst := dsts.get()
-				for m := chunkOf(pb); m > 0; m = chunkOf(pb) {
-					lookUp(set, probes, next.Add(uint64(m))-uint64(m), m, dst)
-				}
-			})
+			err = s.benchPutParallel(b, c, base, n)
+		case MightContain:
+			err = s.benchMightContain(b, c, base, n, cfg)
+		case MightContainParallel:
+			err = s.benchMightContainParallel(b, c, base, n, cfg)
 		default:
-			b.Fatalf("bench: unknown op %q", op)
+			err = fmt.Errorf("bench: unknown op %q", op)
+		}
+		if err != nil {
+			b.Fatal(err)
 		}
 	}
+}
+
+// benchPut puts b.N new keys into filters sized for n, one goroutine.
+func (s *Suite[K]) benchPut(b *testing.B, c, base *Contender[K], n int64) error {
+	st, err := s.putState(base, n, false)
+	if err != nil {
+		return err
+	}
+	b.ResetTimer()
+	st.run(b, c.view, b.N)
+	return nil
+}
+
+// benchPutParallel puts b.N new keys into filters sized for n from every
+// goroutine of b.RunParallel.
+func (s *Suite[K]) benchPutParallel(b *testing.B, c, base *Contender[K], n int64) error {
+	st, err := s.putState(base, n, true)
+	if err != nil {
+		return err
+	}
+	pp, err := st.parallel(c.view, b.N)
+	if err != nil {
+		return err
+	}
+	var next atomic.Uint64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for m := chunkOf(pb); m > 0; m = chunkOf(pb) {
+			pp.put(next.Add(uint64(m))-uint64(m), m)
+		}
+	})
+	b.StopTimer()
+	pp.finish()
+	return nil
+}
+
+// benchMightContain looks up b.N probes in a full filter of n keys, one
+// goroutine.
+func (s *Suite[K]) benchMightContain(b *testing.B, c, base *Contender[K], n int64, cfg Config) error {
+	fs, err := s.full(base, n)
+	if err != nil {
+		return err
+	}
+	probes := s.probes(n, cfg.probeHalf()).keys
+	set := c.view(fs.set)
+	dst := make([]bool, 0, Chunk)
+	b.ResetTimer()
+	lookUp(set, probes, 0, b.N, dst)
+	return nil
+}
+
+// benchMightContainParallel looks up b.N probes in a full filter of n keys
+// that is safe for concurrent use, from every goroutine of b.RunParallel.
+func (s *Suite[K]) benchMightContainParallel(b *testing.B, c, base *Contender[K], n int64, cfg Config) error {
+	fs, err := s.full(base, n)
+	if err != nil {
+		return err
+	}
+	probes := s.probes(n, cfg.probeHalf()).keys
+	shared, err := fs.concurrent(base)
+	if err != nil {
+		return err
+	}
+	set := c.view(shared)
+	dsts := newBuffers(runtime.GOMAXPROCS(0))
+	var next atomic.Uint64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		dst := dsts.get()
+		for m := chunkOf(pb); m > 0; m = chunkOf(pb) {
+			lookUp(set, probes, next.Add(uint64(m))-uint64(m), m, dst)
+		}
+	})
+	return nil
 }
 
 // chunkOf returns how many keys, up to Chunk, pb lets the goroutine handle

@@ -5,11 +5,12 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/race"
 	"github.com/mitzbloom/mitzbloom/strategy"
-	"github.com/stretchr/testify/assert"
 )
 
 func allocsOf[T any](t *testing.T, f funnel.Funnel[T], v T) {
@@ -40,6 +41,7 @@ func TestZeroAllocs(t *testing.T) {
 	allocsOf(t, funnel.AddrPort, netip.MustParseAddrPort("10.0.0.1:443"))
 	allocsOf(t, funnel.IP, net.ParseIP("10.0.0.1"))
 	allocsOf(t, funnel.Sequential(funnel.Int64), []int64{1, 2, 3})
+	allocsOf(t, funnel.Named("dest/v1", funnel.AddrPort), netip.MustParseAddrPort("10.0.0.1:443"))
 	allocsOf(t, funnel.Func[[2]int64](func(v [2]int64, s funnel.Sink) {
 		s.PutInt64(v[0])
 		s.PutInt64(v[1])

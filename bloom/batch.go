@@ -3,23 +3,22 @@ package bloom
 import (
 	"slices"
 
+	"github.com/mitzbloom/mitzbloom/internal/probe"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // PutMany puts every value of vs in f, leaving the same bits set as calling
 // [Filter.Put] for each in turn. It is faster than that loop on a filter
-// larger than the CPU caches: it probes strategy.BatchSize values at a time,
+// larger than the CPU caches: it probes probe.BatchSize values at a time,
 // round by round, so the cache misses of different values overlap instead
 // of following one another. Unlike Put it does not report which values were
 // new; use Put for that. PutMany is safe for concurrent use like Put, and
 // does not allocate with the built-in funnels.
 func (f *Filter[T]) PutMany(vs []T) {
-	var hs [strategy.BatchSize]strategy.Hash
+	var hs [probe.BatchSize]probe.Hash
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
-		for i, v := range vs[:n] {
-			hs[i].H1, hs[i].H2 = f.hash.Sum128(v)
-		}
+		hashAll(f.hash, hs[:n], vs)
 		f.probe.PutMany(hs[:n], f.k, f.bits)
 		vs = vs[n:]
 	}
@@ -32,16 +31,21 @@ func (f *Filter[T]) PutMany(vs []T) {
 // room for len(vs) more answers.
 func (f *Filter[T]) MightContainMany(dst []bool, vs []T) []bool {
 	dst = slices.Grow(dst, len(vs))
-	var hs [strategy.BatchSize]strategy.Hash
+	var hs [probe.BatchSize]probe.Hash
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
-		for i, v := range vs[:n] {
-			hs[i].H1, hs[i].H2 = f.hash.Sum128(v)
-		}
+		hashAll(f.hash, hs[:n], vs)
 		out := dst[len(dst) : len(dst)+n]
 		f.probe.MightContainMany(hs[:n], f.k, f.bits, out)
 		dst = dst[:len(dst)+n]
 		vs = vs[n:]
 	}
 	return dst
+}
+
+// hashAll sets hs[i] to the hash of vs[i], for every i of hs.
+func hashAll[T any](h strategy.Hasher[T], hs []probe.Hash, vs []T) {
+	for i := range hs {
+		hs[i].H1, hs[i].H2 = h.Sum128(vs[i])
+	}
 }

@@ -6,12 +6,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mitzbloom/mitzbloom/internal/probe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/race"
 	"github.com/mitzbloom/mitzbloom/strategy"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 var bothStrategies = []strategy.Strategy{strategy.Murmur128Mitz32, strategy.Murmur128Mitz64}
@@ -23,7 +26,7 @@ var bothStrategies = []strategy.Strategy{strategy.Murmur128Mitz32, strategy.Murm
 // than once.
 func TestBatchMatchesOneByOne(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	lengths := []int{0, 1, 2, strategy.BatchSize - 1, strategy.BatchSize, strategy.BatchSize + 1, 3*strategy.BatchSize + 5, 5000}
+	lengths := []int{0, 1, 2, probe.BatchSize - 1, probe.BatchSize, probe.BatchSize + 1, 3*probe.BatchSize + 5, 5000}
 	for _, s := range bothStrategies {
 		for _, n := range []int64{1, 50, 1000, 100_000} {
 			for _, length := range lengths {

@@ -3,6 +3,8 @@ package bloom
 import (
 	"fmt"
 
+	"github.com/mitzbloom/mitzbloom/internal/probe"
+
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -26,7 +28,7 @@ type Filter[T any] struct {
 	funnel   funnel.Funnel[T]
 	hash     strategy.Hasher[T]
 	strategy strategy.Strategy
-	probe    strategy.Prober
+	probe    probe.Prober
 	k        int
 	bits     *bitarray.Array
 }
@@ -52,7 +54,7 @@ func New[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts 
 }
 
 func newFilter[T any](f funnel.Funnel[T], s strategy.Strategy, k int, bits *bitarray.Array, plain bool) *Filter[T] {
-	return &Filter[T]{funnel: f, hash: strategy.HasherFor(f), strategy: s, probe: strategy.ProberFor(s, plain), k: k, bits: bits}
+	return &Filter[T]{funnel: f, hash: strategy.HasherFor(f), strategy: s, probe: probe.For(s == strategy.Murmur128Mitz32, plain), k: k, bits: bits}
 }
 
 // Put adds v to f and reports whether any bit changed. Put returning true
@@ -114,7 +116,7 @@ func (f *Filter[T]) checkCompatible(other *Filter[T]) error {
 	case f.strategy != other.strategy:
 		return fmt.Errorf("%w: filters must have equal strategies (%v != %v)", ErrIncompatible, f.strategy, other.strategy)
 	case !funnel.Equal(f.funnel, other.funnel):
-		return fmt.Errorf("%w: filters must have equal funnels (%v != %v)", ErrIncompatible, f.funnel, other.funnel)
+		return fmt.Errorf("%w: filters must have equal funnels (%s != %s)", ErrIncompatible, funnelName(f.funnel), funnelName(other.funnel))
 	}
 	return nil
 }
@@ -136,5 +138,15 @@ func (f *Filter[T]) Equal(other *Filter[T]) bool {
 // String returns a short description of f, such as
 // "bloom.Filter{funnel.String MURMUR128_MITZ_64 9600 bits, 7 hash functions}".
 func (f *Filter[T]) String() string {
-	return fmt.Sprintf("bloom.Filter{%v %v %d bits, %d hash functions}", f.funnel, f.strategy, f.BitSize(), f.k)
+	return fmt.Sprintf("bloom.Filter{%s %v %d bits, %d hash functions}", funnelName(f.funnel), f.strategy, f.BitSize(), f.k)
+}
+
+// funnelName returns what a filter's String calls its funnel: its String, as
+// for the built-in and [funnel.Named] funnels, or else its type, rather than
+// the address of a function.
+func funnelName(f any) string {
+	if s, ok := f.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return fmt.Sprintf("%T", f)
 }

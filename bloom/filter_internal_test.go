@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/strategy"
+	"github.com/mitzbloom/mitzbloom/internal/probe"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // TestWriteModeKept follows the write mode through the calls that make or
@@ -19,8 +22,8 @@ func TestWriteModeKept(t *testing.T) {
 	require.NoError(t, err)
 	atomic, err := New(funnel.Int64, 100, 0.01)
 	require.NoError(t, err)
-	wantPlain := strategy.ProberFor(strategy.Murmur128Mitz64, true)
-	wantAtomic := strategy.ProberFor(strategy.Murmur128Mitz64, false)
+	wantPlain := probe.For(strategy.Murmur128Mitz64 == strategy.Murmur128Mitz32, true)
+	wantAtomic := probe.For(strategy.Murmur128Mitz64 == strategy.Murmur128Mitz32, false)
 	assert.Equal(t, wantPlain, plain.probe)
 	assert.Equal(t, wantAtomic, atomic.probe)
 	assert.Equal(t, wantPlain, plain.Copy().probe)

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/strategy"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestPutMightContain(t *testing.T) {
@@ -17,7 +18,7 @@ func TestPutMightContain(t *testing.T) {
 	assert.True(t, f.Put("x"), "the first put changes bits")
 	assert.False(t, f.Put("x"), "the second does not")
 	assert.True(t, f.MightContain("x"))
-	// The empty string hashes to 0: every probe is bit 0 (spec §2.2).
+	// The empty string hashes to 0: every probe is bit 0 (docs/guava.md §2.2).
 	assert.True(t, f.Put(""))
 	assert.True(t, f.Bits().Test(0))
 }
@@ -32,7 +33,7 @@ func TestNewErrors(t *testing.T) {
 	assert.EqualError(t, err, "bloom: invalid argument: false positive probability (1.5) must be < 1.0")
 }
 
-// TestPutAllChecks runs Guava's putAll checks in Guava's order (spec §4):
+// TestPutAllChecks runs Guava's putAll checks in Guava's order (docs/guava.md §4):
 // each failing filter differs from f in the checked property and in every
 // later one, so the order shows.
 func TestPutAllChecks(t *testing.T) {
@@ -95,13 +96,47 @@ func TestCopyEqual(t *testing.T) {
 func TestString(t *testing.T) {
 	f := mustNew(t, funnel.String, 1000, 0.01)
 	assert.Equal(t, "bloom.Filter{funnel.String MURMUR128_MITZ_64 9600 bits, 7 hash functions}", f.String())
+	named := mustNew(t, funnel.Named("users/v1", keyFunnel("users:")), 1000, 0.01)
+	assert.Equal(t, "bloom.Filter{users/v1 MURMUR128_MITZ_64 9600 bits, 7 hash functions}", named.String())
+	unnamed := mustNew(t, keyFunnel("users:"), 1000, 0.01)
+	assert.Equal(t, "bloom.Filter{funnel.Func[string] MURMUR128_MITZ_64 9600 bits, 7 hash functions}", unnamed.String())
+}
+
+// keyFunnel is a funnel factory; it is not inlined, so that all its funnels
+// share one code pointer.
+//
+//go:noinline
+func keyFunnel(prefix string) funnel.Func[string] {
+	return func(v string, into funnel.Sink) {
+		into.PutString(prefix)
+		into.PutString(v)
+	}
+}
+
+// TestPutAllFuncFactory requires filters of funnels from one factory with
+// different prefixes, which share their code, to be incompatible, and named
+// ones to combine when their names are equal.
+func TestPutAllFuncFactory(t *testing.T) {
+	users, orders := mustNew(t, keyFunnel("users:"), 1000, 0.01), mustNew(t, keyFunnel("orders:"), 1000, 0.01)
+	err := users.PutAll(orders)
+	require.ErrorIs(t, err, bloom.ErrIncompatible)
+	assert.Contains(t, err.Error(), "filters must have equal funnels")
+
+	a := mustNew(t, funnel.Named("users/v1", keyFunnel("users:")), 1000, 0.01)
+	b := putAll(mustNew(t, funnel.Named("users/v1", keyFunnel("users:")), 1000, 0.01), "alice")
+	require.NoError(t, a.PutAll(b))
+	assert.True(t, a.MightContain("alice"))
+	c := mustNew(t, funnel.Named("orders/v1", keyFunnel("orders:")), 1000, 0.01)
+	err = a.PutAll(c)
+	require.ErrorIs(t, err, bloom.ErrIncompatible)
+	assert.Contains(t, err.Error(), "(users/v1 != orders/v1)")
 }
 
 func TestBits(t *testing.T) {
 	f := putAll(mustNew(t, funnel.String, 1000, 0.01), "hello")
 	b := f.Bits()
 	assert.EqualValues(t, f.BitSize(), b.Len())
-	// Guava's MURMUR128_MITZ_64 indexes of "hello" at 9600 bits (spec §2.2).
+	// Guava's MURMUR128_MITZ_64 indexes of "hello" at 9600 bits (docs/guava.md §2.2).
 	for _, i := range []uint{898, 8731, 6964, 3405, 1638, 9471, 5912} {
 		assert.True(t, b.Test(i), "bit %d", i)
 	}

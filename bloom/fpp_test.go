@@ -5,10 +5,11 @@ import (
 	"math"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/strategy"
-	"github.com/stretchr/testify/assert"
 )
 
 // TestMeasuredFPP fills filters to their expected insertions and measures

@@ -114,31 +114,6 @@ func (g *generation[T]) insertCount() int64 {
 	return n
 }
 
-// A RotatingOption configures [NewRotating] and [ReadRotating].
-type RotatingOption func(rotatingConfig) rotatingConfig
-
-type rotatingConfig struct {
-	clock      Clock
-	filterOpts []Option
-}
-
-// WithClock makes a Rotating tell time, and learn that a window has ended,
-// with c. The default is [SystemClock]; tests pass a [ManualClock].
-func WithClock(c Clock) RotatingOption {
-	return func(cfg rotatingConfig) rotatingConfig { cfg.clock = c; return cfg }
-}
-
-// WithFilterOptions builds each generation as New(f, expectedInsertions,
-// fpp, opts...) builds a Filter, for instance with [WithStrategy] or
-// [WithLegacyHashCount]. The options of several calls add up. The default
-// is no options.
-func WithFilterOptions(opts ...Option) RotatingOption {
-	return func(cfg rotatingConfig) rotatingConfig {
-		cfg.filterOpts = append(cfg.filterOpts[:len(cfg.filterOpts):len(cfg.filterOpts)], opts...)
-		return cfg
-	}
-}
-
 // NewRotating returns an empty Rotating whose generations are each sized
 // for expectedInsertions values at a false-positive probability of fpp, as
 // New(f, expectedInsertions, fpp) sizes a Filter, and which starts a new
@@ -148,34 +123,34 @@ func WithFilterOptions(opts ...Option) RotatingOption {
 // NewRotating returns an error wrapping [ErrInvalidArgument] when window is
 // not positive, f or the clock is nil, or New would return an error for the
 // same sizing.
-func NewRotating[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, window time.Duration, opts ...RotatingOption) (*Rotating[T], error) {
+func NewRotating[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, window time.Duration, opts ...Option) (*Rotating[T], error) {
 	r, err := newRotating(f, expectedInsertions, fpp, window, opts)
 	if err != nil {
 		return nil, err
 	}
-	r.start(r.newFilter(), r.newFilter(), 0, 0)
+	r.start(r.newFilter(), r.newFilter())
 	return r, nil
 }
 
 // newRotating checks the arguments and sizes the generations, without
 // allocating them.
-func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Duration, opts []RotatingOption) (*Rotating[T], error) {
+func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Duration, opts []Option) (*Rotating[T], error) {
 	if f == nil {
 		return nil, fmt.Errorf("%w: funnel is nil", ErrInvalidArgument)
 	}
 	if window <= 0 {
 		return nil, fmt.Errorf("%w: window (%v) must be > 0", ErrInvalidArgument, window)
 	}
-	cfg := rotatingConfig{clock: SystemClock}
-	for _, o := range opts {
-		cfg = o(cfg)
-	}
-	if cfg.clock == nil {
-		return nil, fmt.Errorf("%w: clock is nil", ErrInvalidArgument)
-	}
-	s, err := size(n, p, cfg.filterOpts)
+	s, err := size(n, p, opts)
 	if err != nil {
 		return nil, err
+	}
+	clock := s.cfg.clock
+	if !s.cfg.clockSet {
+		clock = systemClock{}
+	}
+	if clock == nil {
+		return nil, fmt.Errorf("%w: clock is nil", ErrInvalidArgument)
 	}
 	if s.cfg.plainWrites {
 		return nil, fmt.Errorf("%w: WithUnsynchronizedWrites: a Rotating filter's generations are written by every goroutine that calls Put", ErrInvalidArgument)
@@ -196,7 +171,7 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 		words:              s.words,
 		expectedInsertions: n,
 		window:             window,
-		clock:              cfg.clock,
+		clock:              clock,
 	}, nil
 }
 
@@ -204,19 +179,24 @@ func (r *Rotating[T]) newFilter() *Filter[T] {
 	return newFilter(r.funnel, r.strategy, r.k, bitarray.New(r.words), false)
 }
 
-// start installs cur and prev, which hold about curCount and prevCount
-// values, as the generations of a new r, and sets the timer of the first
-// window.
-func (r *Rotating[T]) start(cur, prev *Filter[T], curCount, prevCount int64) {
+// start installs cur and prev as the generations of a new r, and sets the
+// timer of the first window.
+func (r *Rotating[T]) start(cur, prev *Filter[T]) {
+	r.restart(cur, prev)
+	r.schedule(r.window)
+}
+
+// restart makes cur and prev r's generations, cur starting now. Their
+// insert counts start at their estimated numbers of values, at most what
+// fills a generation.
+func (r *Rotating[T]) restart(cur, prev *Filter[T]) {
 	now := r.clock.Now()
 	// The previous generation is taken to have been current for the window
 	// before this one; only Stats reports its age.
-	g := &generations[T]{
-		cur:  r.newGeneration(cur, now, curCount),
-		prev: r.newGeneration(prev, now.Add(-r.window), prevCount),
-	}
-	r.gens.Store(g)
-	r.schedule(r.window)
+	r.gens.Store(&generations[T]{
+		cur:  r.newGeneration(cur, now, r.restoredCount(cur)),
+		prev: r.newGeneration(prev, now.Add(-r.window), r.restoredCount(prev)),
+	})
 }
 
 // newGeneration wraps f, spreading count over its insert counters.
@@ -242,6 +222,12 @@ func (r *Rotating[T]) newGeneration(f *Filter[T], started time.Time, count int64
 func (r *Rotating[T]) Put(v T) bool {
 	g := r.gens.Load()
 	h1, h2 := r.hash.Sum128(v)
+	return r.putHash(g, h1, h2)
+}
+
+// putHash puts the value whose hash is (h1, h2), as Put does, starting
+// with the generations g.
+func (r *Rotating[T]) putHash(g *generations[T], h1, h2 uint64) bool {
 	isNew := r.putIn(g, h1, h2) && !g.prev.has(h1, h2)
 	// v must end up in a generation that was still current after v's bits
 	// were set in it. One that a rotation had already made previous would
@@ -346,5 +332,5 @@ func (r *Rotating[T]) tick() {
 // String returns a short description of r, such as
 // "bloom.Rotating{funnel.String MURMUR128_MITZ_64 2×9600 bits, 7 hash functions, window 1m0s}".
 func (r *Rotating[T]) String() string {
-	return fmt.Sprintf("bloom.Rotating{%v %v 2×%d bits, %d hash functions, window %v}", r.funnel, r.strategy, r.words*64, r.k, r.window)
+	return fmt.Sprintf("bloom.Rotating{%s %v 2×%d bits, %d hash functions, window %v}", funnelName(r.funnel), r.strategy, r.words*64, r.k, r.window)
 }

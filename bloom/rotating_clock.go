@@ -24,17 +24,12 @@ type Clock interface {
 	AfterFunc(d time.Duration, f func())
 }
 
-// SystemClock is the Clock of time.Now and time.AfterFunc, the default of
-// [NewRotating] and [ReadRotating]. It is ready to use.
-var SystemClock Clock = systemClock{}
-
+// systemClock is the Clock of time.Now and time.AfterFunc, the default.
 type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
 func (systemClock) AfterFunc(d time.Duration, f func()) { time.AfterFunc(d, f) }
-
-func (systemClock) String() string { return "bloom.SystemClock" }
 
 // A ManualClock is a [Clock] whose time moves only when Advance is called,
 // for tests of code that uses a [Rotating]: a test can step through windows

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
 )
 
 // TestManualClock checks that Advance runs due functions in the order of

@@ -48,24 +48,78 @@ func (r *Rotating[T]) WriteTo(w io.Writer) (int64, error) {
 // read when it is larger: r cannot make ReadRotating allocate more than
 // NewRotating would. Arguments NewRotating rejects get its errors, before
 // anything is read.
-func ReadRotating[T any](r io.Reader, f funnel.Funnel[T], expectedInsertions int64, fpp float64, window time.Duration, opts ...RotatingOption) (*Rotating[T], error) {
+func ReadRotating[T any](r io.Reader, f funnel.Funnel[T], expectedInsertions int64, fpp float64, window time.Duration, opts ...Option) (*Rotating[T], error) {
 	rot, err := newRotating(f, expectedInsertions, fpp, window, opts)
 	if err != nil {
 		return nil, err
 	}
-	cur, err := rot.readGeneration(r, "current")
+	cur, prev, err := rot.readGenerations(r)
 	if err != nil {
 		return nil, err
 	}
-	prev, err := rot.readGeneration(r, "previous")
-	if err == io.EOF {
-		return nil, fmt.Errorf("%w: stream ends after the current generation: %w", ErrCorrupt, io.ErrUnexpectedEOF)
-	}
-	if err != nil {
-		return nil, err
-	}
-	rot.start(cur, prev, rot.restoredCount(cur), rot.restoredCount(prev))
+	rot.start(cur, prev)
 	return rot, nil
+}
+
+// MarshalBinary returns the bytes WriteTo would write.
+func (r *Rotating[T]) MarshalBinary() ([]byte, error) {
+	return r.AppendBinary(make([]byte, 0, 2*(headerSize+8*r.words)))
+}
+
+// AppendBinary appends the bytes WriteTo would write to b and returns the
+// extended slice.
+func (r *Rotating[T]) AppendBinary(b []byte) ([]byte, error) {
+	g := r.gens.Load()
+	b, _ = g.cur.f.AppendBinary(b)
+	return g.prev.f.AppendBinary(b)
+}
+
+// UnmarshalBinary replaces r's generations with the two in data, which
+// [Rotating.MarshalBinary] or [Rotating.WriteTo] wrote, keeping r's funnel,
+// sizing, window and clock, as [ReadRotating] would read them: the current
+// generation begins its window now. The generations must have the size,
+// number of hash functions and strategy of r's, or UnmarshalBinary returns
+// an error wrapping [ErrIncompatible]; data must hold exactly the two
+// filters, or the error wraps [ErrCorrupt]. On error r is unchanged.
+// UnmarshalBinary is safe to call concurrently with r's other methods:
+// calls that run meanwhile use the old generations or the new ones.
+func (r *Rotating[T]) UnmarshalBinary(data []byte) error {
+	if r.funnel == nil {
+		return fmt.Errorf("%w: UnmarshalBinary on a Rotating with no funnel; create it with NewRotating or ReadRotating", ErrInvalidArgument)
+	}
+	rd := &byteReader{data: data}
+	cur, prev, err := r.readGenerations(rd)
+	if err == io.EOF {
+		err = fmt.Errorf("%w: no data: %w", ErrCorrupt, io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		return err
+	}
+	if rest := len(data) - rd.off; rest > 0 {
+		return fmt.Errorf("%w: %d bytes after the two %d-byte generations", ErrCorrupt, rest, rd.off/2)
+	}
+	// The clock's timer stays set: when it fires it measures the window
+	// from the new current generation's start.
+	r.mu.Lock()
+	r.restart(cur, prev)
+	r.mu.Unlock()
+	return nil
+}
+
+// readGenerations reads the current and the previous generation.
+func (r *Rotating[T]) readGenerations(rd io.Reader) (cur, prev *Filter[T], err error) {
+	cur, err = r.readGeneration(rd, "current")
+	if err != nil {
+		return nil, nil, err
+	}
+	prev, err = r.readGeneration(rd, "previous")
+	if err == io.EOF {
+		return nil, nil, fmt.Errorf("%w: stream ends after the current generation: %w", ErrCorrupt, io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return cur, prev, nil
 }
 
 // readGeneration reads one generation and checks that it is what

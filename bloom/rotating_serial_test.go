@@ -12,21 +12,22 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/javatest"
 	"github.com/mitzbloom/mitzbloom/strategy"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // twoWindows returns a Rotating whose previous generation holds "a0".."a199"
 // and whose current one holds "b0".."b199", and filters built from the same
 // values.
-func twoWindows(t *testing.T, clock *bloom.ManualClock, opts ...bloom.RotatingOption) (r *bloom.Rotating[string], prev, cur *bloom.Filter[string]) {
+func twoWindows(t *testing.T, clock *bloom.ManualClock, opts ...bloom.Option) (r *bloom.Rotating[string], prev, cur *bloom.Filter[string]) {
 	t.Helper()
 	const n, p, w = 1000, 0.01, time.Minute
-	opts = append([]bloom.RotatingOption{bloom.WithClock(clock)}, opts...)
+	opts = append([]bloom.Option{bloom.WithClock(clock)}, opts...)
 	r = mustNewRotating(t, funnel.String, n, p, w, opts...)
 	prev, cur = mustNew(t, funnel.String, n, p), mustNew(t, funnel.String, n, p)
 	for i := range 200 {
@@ -104,7 +105,7 @@ func TestRotatingWriteTo(t *testing.T) {
 // TestReadRotatingErrors feeds ReadRotating streams it must refuse.
 func TestReadRotatingErrors(t *testing.T) {
 	const w = time.Minute
-	snapshot := func(n int64, opts ...bloom.RotatingOption) []byte {
+	snapshot := func(n int64, opts ...bloom.Option) []byte {
 		var buf bytes.Buffer
 		_, err := mustNewRotating(t, funnel.String, n, 0.01, w, opts...).WriteTo(&buf)
 		require.NoError(t, err)
@@ -112,9 +113,9 @@ func TestReadRotatingErrors(t *testing.T) {
 	}
 	good := snapshot(1000)
 	half := len(good) / 2
-	mitz32 := snapshot(1000, bloom.WithFilterOptions(bloom.WithStrategy(strategy.Murmur128Mitz32)))
+	mitz32 := snapshot(1000, bloom.WithStrategy(strategy.Murmur128Mitz32))
 	// For n = 3 at p = 0.01, Guava 31.x's k is not current Guava's 7.
-	legacyK := snapshot(3, bloom.WithFilterOptions(bloom.WithLegacyHashCount()))
+	legacyK := snapshot(3, bloom.WithLegacyHashCount())
 
 	for _, c := range []struct {
 		name   string
@@ -160,11 +161,11 @@ func TestReadRotatingErrors(t *testing.T) {
 	for _, c := range []struct {
 		stream []byte
 		n      int64
-		opts   []bloom.RotatingOption
+		opts   []bloom.Option
 	}{
 		{good, 1000, nil},
-		{mitz32, 1000, []bloom.RotatingOption{bloom.WithFilterOptions(bloom.WithStrategy(strategy.Murmur128Mitz32))}},
-		{legacyK, 3, []bloom.RotatingOption{bloom.WithFilterOptions(bloom.WithLegacyHashCount())}},
+		{mitz32, 1000, []bloom.Option{bloom.WithStrategy(strategy.Murmur128Mitz32)}},
+		{legacyK, 3, []bloom.Option{bloom.WithLegacyHashCount()}},
 	} {
 		_, err := bloom.ReadRotating(bytes.NewReader(c.stream), funnel.String, c.n, 0.01, w, c.opts...)
 		assert.NoError(t, err)
@@ -216,7 +217,7 @@ func TestRotatingJavaInterop(t *testing.T) {
 
 	// Debian's Guava is 31.1; its k rule agrees with current Guava's for
 	// n = 1000 at p = 0.01, but the option says which one Java uses.
-	legacy := bloom.WithFilterOptions(bloom.WithLegacyHashCount())
+	legacy := bloom.WithLegacyHashCount()
 	clock := bloom.NewManualClock(epoch)
 	r, prev, cur := twoWindows(t, clock, legacy)
 	var snapshot bytes.Buffer

@@ -12,18 +12,19 @@ import (
 	"time"
 	"weak"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/race"
 	"github.com/mitzbloom/mitzbloom/strategy"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // epoch is where the tests' manual clocks start; any time would do.
 var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func mustNewRotating[T any](t testing.TB, f funnel.Funnel[T], n int64, p float64, window time.Duration, opts ...bloom.RotatingOption) *bloom.Rotating[T] {
+func mustNewRotating[T any](t testing.TB, f funnel.Funnel[T], n int64, p float64, window time.Duration, opts ...bloom.Option) *bloom.Rotating[T] {
 	t.Helper()
 	r, err := bloom.NewRotating(f, n, p, window, opts...)
 	require.NoError(t, err)
@@ -237,18 +238,18 @@ func TestRotatingArguments(t *testing.T) {
 		n      int64
 		p      float64
 		window time.Duration
-		opts   []bloom.RotatingOption
+		opts   []bloom.Option
 		want   string
 	}{
 		{"zero window", funnel.String, 100, 0.01, 0, nil, "bloom: invalid argument: window (0s) must be > 0"},
 		{"negative window", funnel.String, 100, 0.01, -time.Second, nil, "bloom: invalid argument: window (-1s) must be > 0"},
 		{"nil funnel", nil, 100, 0.01, time.Second, nil, "bloom: invalid argument: funnel is nil"},
-		{"nil clock", funnel.String, 100, 0.01, time.Second, []bloom.RotatingOption{bloom.WithClock(nil)}, "bloom: invalid argument: clock is nil"},
-		{"negative n", funnel.String, -1, 0.01, time.Second, []bloom.RotatingOption{clock}, "bloom: invalid argument: expected insertions (-1) must be >= 0"},
+		{"nil clock", funnel.String, 100, 0.01, time.Second, []bloom.Option{bloom.WithClock(nil)}, "bloom: invalid argument: clock is nil"},
+		{"negative n", funnel.String, -1, 0.01, time.Second, []bloom.Option{clock}, "bloom: invalid argument: expected insertions (-1) must be >= 0"},
 		{"fpp 0", funnel.String, 100, 0, time.Second, nil, "bloom: invalid argument: false positive probability (0.0) must be > 0.0"},
 		{"fpp 1", funnel.String, 100, 1, time.Second, nil, "bloom: invalid argument: false positive probability (1.0) must be < 1.0"},
 		{"fpp NaN", funnel.String, 100, math.NaN(), time.Second, nil, "bloom: invalid argument: false positive probability (NaN) must be > 0.0"},
-		{"nil strategy", funnel.String, 100, 0.01, time.Second, []bloom.RotatingOption{bloom.WithFilterOptions(bloom.WithStrategy(nil))}, "bloom: invalid argument: strategy is nil"},
+		{"nil strategy", funnel.String, 100, 0.01, time.Second, []bloom.Option{bloom.WithStrategy(nil)}, "bloom: invalid argument: strategy is nil"},
 		{"too large", funnel.String, math.MaxInt64, 0.01, time.Second, nil, "bloom: invalid argument: could not create filter of"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -264,8 +265,8 @@ func TestRotatingArguments(t *testing.T) {
 // reach them: a Rotating's generations are the filters New builds.
 func TestRotatingFilterOptions(t *testing.T) {
 	r := mustNewRotating(t, funnel.String, 3, 0.01, time.Minute,
-		bloom.WithFilterOptions(bloom.WithStrategy(strategy.Murmur128Mitz32)),
-		bloom.WithFilterOptions(bloom.WithLegacyHashCount()))
+		bloom.WithStrategy(strategy.Murmur128Mitz32),
+		bloom.WithLegacyHashCount())
 	f := mustNew(t, funnel.String, 3, 0.01, bloom.WithStrategy(strategy.Murmur128Mitz32), bloom.WithLegacyHashCount())
 	want := fmt.Sprintf("bloom.Rotating{funnel.String MURMUR128_MITZ_32 2×%d bits, %d hash functions, window 1m0s}", f.BitSize(), f.NumHashFunctions())
 	assert.Equal(t, want, r.String())
@@ -346,7 +347,7 @@ func TestRotatingZeroAllocs(t *testing.T) {
 func rotatingAllocs[T any](t *testing.T, f funnel.Funnel[T], v T) {
 	t.Helper()
 	for _, s := range []strategy.Strategy{strategy.Murmur128Mitz32, strategy.Murmur128Mitz64} {
-		r := mustNewRotating(t, f, 1000, 0.01, time.Hour, bloom.WithFilterOptions(bloom.WithStrategy(s)))
+		r := mustNewRotating(t, f, 1000, 0.01, time.Hour, bloom.WithStrategy(s))
 		assert.Zero(t, testing.AllocsPerRun(1000, func() { r.Put(v) }), "Put %T %v", f, s)
 		assert.Zero(t, testing.AllocsPerRun(1000, func() { r.MightContain(v) }), "MightContain %T %v", f, s)
 	}
@@ -356,12 +357,14 @@ func rotatingAllocs[T any](t *testing.T, f funnel.Funnel[T], v T) {
 // collected although its clock holds a timer for it, and that the timer then
 // does nothing.
 func TestRotatingCollected(t *testing.T) {
+	manual := bloom.NewManualClock(epoch)
 	for _, c := range []struct {
 		name  string
+		opts  []bloom.Option
 		clock bloom.Clock
-	}{{"manual", bloom.NewManualClock(epoch)}, {"system", bloom.SystemClock}} {
+	}{{"manual", []bloom.Option{bloom.WithClock(manual)}, manual}, {"system", nil, nil}} {
 		t.Run(c.name, func(t *testing.T) {
-			r := mustNewRotating(t, funnel.Int64, 1000, 0.01, time.Hour, bloom.WithClock(c.clock))
+			r := mustNewRotating(t, funnel.Int64, 1000, 0.01, time.Hour, c.opts...)
 			r.Put(1)
 			wp := weak.Make(r)
 			r = nil

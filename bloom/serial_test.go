@@ -13,11 +13,12 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/strategy"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -90,7 +91,7 @@ func TestSpecVectors(t *testing.T) {
 		putAll(mustNew(t, funnel.String, 1, 0.01), "hello"))
 }
 
-// TestReadFromGuavaCases reads the streams of spec §5.2 (R1–R15), whose
+// TestReadFromGuavaCases reads the streams of docs/guava.md §5.2 (R1–R15), whose
 // outcome on Guava 31.1 is known: accepted, or rejected and why.
 func TestReadFromGuavaCases(t *testing.T) {
 	ok := func(ordinal, k int, bitSize int64) func(*testing.T, *bloom.Filter[string], error) {

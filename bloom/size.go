@@ -20,13 +20,15 @@ const (
 // unsigned byte.
 const maxHashFunctions = 255
 
-// An Option configures New and Size.
+// An Option configures [New], [Size], [NewRotating] or [ReadRotating].
 type Option func(config) config
 
 type config struct {
 	strategy    strategy.Strategy
 	legacyHashK bool
 	plainWrites bool
+	clock       Clock
+	clockSet    bool // a nil clock is an error, not the default
 }
 
 // WithStrategy selects the strategy that maps hashes to bits. The default is
@@ -62,6 +64,13 @@ func WithLegacyHashCount() Option {
 // [NewRotating] rejects it: a Rotating filter is for concurrent use.
 func WithUnsynchronizedWrites() Option {
 	return func(c config) config { c.plainWrites = true; return c }
+}
+
+// WithClock makes a [Rotating] tell time, and learn that a window has ended,
+// with c. The default is the system's clock, time.Now and time.AfterFunc;
+// tests pass a [ManualClock]. A Filter has no clock: New and Size ignore it.
+func WithClock(c Clock) Option {
+	return func(cfg config) config { cfg.clock, cfg.clockSet = c, true; return cfg }
 }
 
 // sizing is what New builds: words 64-bit words and k hash functions.

@@ -6,13 +6,14 @@ import (
 	"math"
 	"testing"
 
-	"github.com/mitzbloom/mitzbloom/bloom"
-	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
-// TestSizeTable checks the sizing table of ../shared/spec/guava-behaviour.md
+// TestSizeTable checks the sizing table of docs/guava.md
 // §1.4, executed on Guava 31.1, and the hash counts of current Guava (HEAD)
 // beside it: bitSize, k of 31.1, k of HEAD.
 func TestSizeTable(t *testing.T) {
@@ -44,7 +45,7 @@ func TestSizeTable(t *testing.T) {
 }
 
 // TestSizeJavaLog covers sizes where Go's math.Log, 1 ulp off Java's
-// Math.log, would give other bit counts (spec §8.3 and §10).
+// Math.log, would give other bit counts (docs/guava.md §8.3 and §10).
 func TestSizeJavaLog(t *testing.T) {
 	bits, _, err := bloom.Size(144705823, 0.01)
 	require.NoError(t, err)
@@ -60,7 +61,7 @@ func TestSizeJavaLog(t *testing.T) {
 }
 
 // TestSizeErrors checks Guava's argument checks, their order and wording
-// (spec §1.1), and that nothing panics.
+// (docs/guava.md §1.1), and that nothing panics.
 func TestSizeErrors(t *testing.T) {
 	tests := []struct {
 		n    int64

@@ -1,10 +1,12 @@
 package bloom
 
 import (
-	"github.com/mitzbloom/mitzbloom/funnel"
 	"math"
 
+	"github.com/mitzbloom/mitzbloom/funnel"
+
 	"github.com/bits-and-blooms/bitset"
+
 	"github.com/mitzbloom/mitzbloom/internal/javamath"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mitzbloom/mitzbloom/bloom"
-	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
 // TestUnsynchronizedFillThenShare fills a filter from one goroutine with
@@ -83,7 +84,7 @@ func TestUnsynchronizedOptionScope(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [2]int64{wantBits, int64(wantK)}, [2]int64{bits, int64(k)}, "Size ignores the write mode")
 
-	_, err = bloom.NewRotating(funnel.String, 1000, 0.01, time.Minute, bloom.WithFilterOptions(bloom.WithUnsynchronizedWrites()))
+	_, err = bloom.NewRotating(funnel.String, 1000, 0.01, time.Minute, bloom.WithUnsynchronizedWrites())
 	require.ErrorIs(t, err, bloom.ErrInvalidArgument)
 	assert.ErrorContains(t, err, "WithUnsynchronizedWrites")
 }

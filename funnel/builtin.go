@@ -5,7 +5,15 @@ import "github.com/mitzbloom/mitzbloom/internal/murmur3"
 // The built-in funnels also hash a value directly, with a Sum128 method
 // that returns the Murmur3-128 hash of the bytes Funnel feeds. A filter looks
 // for that method once and then skips the Sink, its buffer and a call per
-// primitive: most of the cost of a Put for small keys.
+// primitive: most of the cost of a Put for small keys. The method is trusted
+// only on the funnels that embed builtin, which no other package can mark.
+
+// builtin marks a built-in funnel.
+type builtin struct{}
+
+// Builtin marks the funnel as one whose Sum128 hashes exactly the bytes
+// its Funnel method feeds.
+func (builtin) Builtin(murmur3.Seal) {}
 
 // Bytes feeds a byte slice as it is, as Guava's Funnels.byteArrayFunnel()
 // does. It is ready to use.
@@ -28,30 +36,30 @@ var Int32 Funnel[int32] = int32Funnel{}
 // Funnels.longFunnel() does. It is ready to use.
 var Int64 Funnel[int64] = int64Funnel{}
 
-type bytesFunnel struct{}
+type bytesFunnel struct{ builtin }
 
 func (bytesFunnel) Funnel(v []byte, into Sink)      { into.PutBytes(v) }
 func (bytesFunnel) String() string                  { return "funnel.Bytes" }
 func (bytesFunnel) Sum128(v []byte) (h1, h2 uint64) { return murmur3.Sum128(v) }
 
-type stringFunnel struct{}
+type stringFunnel struct{ builtin }
 
 func (stringFunnel) Funnel(v string, into Sink)      { into.PutString(v) }
 func (stringFunnel) String() string                  { return "funnel.String" }
 func (stringFunnel) Sum128(v string) (h1, h2 uint64) { return murmur3.SumString(v) }
 
-type unencodedCharsFunnel struct{}
+type unencodedCharsFunnel struct{ builtin }
 
 func (unencodedCharsFunnel) Funnel(v string, into Sink) { into.PutUnencodedChars(v) }
 func (unencodedCharsFunnel) String() string             { return "funnel.UnencodedChars" }
 
-type int32Funnel struct{}
+type int32Funnel struct{ builtin }
 
 func (int32Funnel) Funnel(v int32, into Sink)      { into.PutInt32(v) }
 func (int32Funnel) String() string                 { return "funnel.Int32" }
 func (int32Funnel) Sum128(v int32) (h1, h2 uint64) { return murmur3.Sum32(uint32(v)) }
 
-type int64Funnel struct{}
+type int64Funnel struct{ builtin }
 
 func (int64Funnel) Funnel(v int64, into Sink)      { into.PutInt64(v) }
 func (int64Funnel) String() string                 { return "funnel.Int64" }

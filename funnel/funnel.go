@@ -16,7 +16,12 @@
 // and ("a","bc") feed the same bytes.
 package funnel
 
-import "reflect"
+import (
+	"reflect"
+
+	"github.com/mitzbloom/mitzbloom/internal/sinkbuf"
+	"unsafe"
+)
 
 // A Funnel feeds the primitives that make up a value of type T into a Sink.
 //
@@ -30,7 +35,12 @@ type Funnel[T any] interface {
 
 // Func adapts an ordinary function to a Funnel.
 //
-// Two Func funnels are equal (see [Equal]) when they are the same function.
+// A Func funnel is equal (see [Equal]) only to the same function value: the
+// same top-level function, or the same closure value. Closures made by two
+// calls are two values, even of the same code with equal captured
+// variables, so filters built with them never combine. To make funnels
+// built separately, or in different processes, equal, name them with
+// [Named].
 type Func[T any] func(v T, into Sink)
 
 // Funnel calls fn(v, into).
@@ -39,11 +49,13 @@ func (fn Func[T]) Funnel(v T, into Sink) { fn(v, into) }
 // Equal reports whether a and b are the same funnel, the Go counterpart of
 // Guava's Funnel.equals, which filters check before they combine.
 //
-// Built-in funnels equal only themselves; Sequential funnels are equal when
-// their element funnels are; Func funnels are equal when they wrap the same
-// function (for closures, the same code, whatever it captured); any other
-// funnels are equal when they have the same type and are equal comparable
-// values. Funnels that cannot be compared are not equal.
+// Funnels made by [Named] are equal when their names are. Built-in funnels
+// equal only themselves; [Sequential] funnels are equal when their element
+// funnels are. Func funnels, and any other funnel whose type is a function
+// type, are equal when they are the same function value: the same top-level
+// function or the same closure value, never two closures however alike. Any
+// other funnels are equal when they have the same type and are equal
+// comparable values. Funnels that cannot be compared are not equal.
 func Equal[T any](a, b Funnel[T]) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
@@ -56,9 +68,29 @@ func Equal[T any](a, b Funnel[T]) bool {
 		return e.equal(b)
 	}
 	if va.Kind() == reflect.Func {
-		return va.Pointer() == vb.Pointer()
+		return funcValue(va) == funcValue(vb)
 	}
 	// Comparable looks inside interface fields, so == below cannot panic on
 	// a struct that holds, say, a func.
 	return va.Comparable() && vb.Comparable() && va.Equal(vb)
+}
+
+// funcValue returns the pointer a func value is made of: a closure's own
+// record of its code and captured variables, allocated when the closure is
+// made, or a top-level function's static one. Value.Pointer returns the
+// code pointer instead, which closures of one literal share whatever they
+// captured, and which inlining can duplicate.
+func funcValue(v reflect.Value) unsafe.Pointer {
+	p := reflect.New(v.Type())
+	p.Elem().Set(v)
+	return *(*unsafe.Pointer)(p.UnsafePointer())
+}
+
+// Append appends to dst the bytes f feeds for v, the stream a filter hashes,
+// and returns the extended slice. It shows what a Funnel feeds, for
+// instance to compare it with what a Java Funnel puts into a PrimitiveSink.
+func Append[T any](dst []byte, f Funnel[T], v T) []byte {
+	buf := sinkbuf.New(dst)
+	f.Funnel(v, &buf)
+	return buf.Bytes()
 }

@@ -6,18 +6,19 @@ import (
 	"testing"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/sinkbuf"
 	"github.com/stretchr/testify/assert"
 )
 
 // sinkBytes returns the bytes put feeds into a Sink.
 func sinkBytes(put func(funnel.Sink)) string {
-	var b funnel.Buffer
+	var b sinkbuf.Buffer
 	put(&b)
 	return hex.EncodeToString(b.Bytes())
 }
 
 // TestSinkEncodings checks each Sink method against the bytes Guava's
-// PrimitiveSink writes for the same call (../shared/spec/guava-behaviour.md
+// PrimitiveSink writes for the same call (docs/guava.md
 // §6 and §7, from Guava 31.1 runs).
 func TestSinkEncodings(t *testing.T) {
 	tests := []struct {
@@ -47,7 +48,7 @@ func TestSinkEncodings(t *testing.T) {
 		{"putUnencodedChars(中文)", func(s funnel.Sink) { s.PutUnencodedChars("中文") }, "2d4e8765"},
 		{"putUnencodedChars(invalid UTF-8)", func(s funnel.Sink) { s.PutUnencodedChars("a\xffb") }, "6100fdff6200"},
 		{"putUnencodedChars(empty)", func(s funnel.Sink) { s.PutUnencodedChars("") }, ""},
-		// The hash depends only on the concatenation (spec §6).
+		// The hash depends only on the concatenation (docs/guava.md §6).
 		{"putInt(7).putLong(8).putBytes(090909).putChar('x').putByte(5)", func(s funnel.Sink) {
 			s.PutInt32(7)
 			s.PutInt64(8)
@@ -70,7 +71,7 @@ func TestBuiltinFunnels(t *testing.T) {
 	assert.Equal(t, "610062006300", hexOf(funnel.Append(nil, funnel.UnencodedChars, "abc")))
 	assert.Equal(t, "d2040000", hexOf(funnel.Append(nil, funnel.Int32, 1234)))
 	assert.Equal(t, "d204000000000000", hexOf(funnel.Append(nil, funnel.Int64, 1234)))
-	// sequentialFunnel(integerFunnel()) over [1,2,3] (spec §6).
+	// sequentialFunnel(integerFunnel()) over [1,2,3] (docs/guava.md §6).
 	assert.Equal(t, "010000000200000003000000", hexOf(funnel.Append(nil, funnel.Sequential(funnel.Int32), []int32{1, 2, 3})))
 	assert.Empty(t, funnel.Append(nil, funnel.Sequential(funnel.Int64), nil))
 	// Append appends.
@@ -78,7 +79,7 @@ func TestBuiltinFunnels(t *testing.T) {
 }
 
 func TestBuffer(t *testing.T) {
-	var b funnel.Buffer
+	var b sinkbuf.Buffer
 	assert.Zero(t, b.Len())
 	b.PutInt32(1)
 	b.PutString("xy")

@@ -67,13 +67,13 @@ var AddrPort Funnel[netip.AddrPort] = addrPortFunnel{}
 // 16 bytes long, from every address. IP never panics. It is ready to use.
 var IP Funnel[net.IP] = ipFunnel{}
 
-type uint64Funnel struct{}
+type uint64Funnel struct{ builtin }
 
 func (uint64Funnel) Funnel(v uint64, into Sink)      { into.PutInt64(int64(v)) }
 func (uint64Funnel) String() string                  { return "funnel.Uint64" }
 func (uint64Funnel) Sum128(v uint64) (h1, h2 uint64) { return murmur3.Sum64(v) }
 
-type boolFunnel struct{}
+type boolFunnel struct{ builtin }
 
 func (boolFunnel) Funnel(v bool, into Sink) { into.PutBool(v) }
 func (boolFunnel) String() string           { return "funnel.Bool" }
@@ -85,13 +85,13 @@ func (boolFunnel) Sum128(v bool) (h1, h2 uint64) {
 	return murmur3.Sum128(b[:])
 }
 
-type addrFunnel struct{}
+type addrFunnel struct{ builtin }
 
 func (addrFunnel) Funnel(a netip.Addr, into Sink)      { putAddr(a, into) }
 func (addrFunnel) String() string                      { return "funnel.Addr" }
 func (addrFunnel) Sum128(a netip.Addr) (h1, h2 uint64) { return sumAddrPort(a, 0, false) }
 
-type addrPortFunnel struct{}
+type addrPortFunnel struct{ builtin }
 
 func (addrPortFunnel) Funnel(ap netip.AddrPort, into Sink) {
 	putAddr(ap.Addr(), into)
@@ -102,7 +102,7 @@ func (addrPortFunnel) Sum128(ap netip.AddrPort) (h1, h2 uint64) {
 	return sumAddrPort(ap.Addr(), ap.Port(), true)
 }
 
-type ipFunnel struct{}
+type ipFunnel struct{ builtin }
 
 func (ipFunnel) Funnel(ip net.IP, into Sink) {
 	// AddrFromSlice accepts exactly the 4- and 16-byte IPs; a 16-byte

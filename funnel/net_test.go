@@ -13,6 +13,7 @@ import (
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/race"
+	"github.com/mitzbloom/mitzbloom/internal/sinkbuf"
 	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -219,7 +220,7 @@ func TestNetFunnelZeroAllocs(t *testing.T) {
 
 func allocs[T any](t *testing.T, f funnel.Funnel[T], v T) {
 	t.Helper()
-	var b funnel.Buffer
+	var b sinkbuf.Buffer
 	b.PutBytes(make([]byte, 64))
 	assert.Zero(t, testing.AllocsPerRun(1000, func() {
 		b.Reset()

@@ -1,5 +1,7 @@
 package funnel
 
+import "github.com/mitzbloom/mitzbloom/internal/sinkbuf"
+
 // A Sink receives the primitives a Funnel decomposes a value into. Each method
 // appends the bytes that the Guava PrimitiveSink method of the same meaning
 // appends, and the hash depends only on those bytes in order.
@@ -41,3 +43,5 @@ type Sink interface {
 	// valid UTF-8 becomes U+FFFD, as in a conversion to []rune.
 	PutUnencodedChars(s string)
 }
+
+var _ Sink = (*sinkbuf.Buffer)(nil)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/murmur3"
+	"github.com/mitzbloom/mitzbloom/internal/sinkbuf"
 )
 
 // maxPooledBuffer is the largest buffer kept for reuse, so that one huge key
@@ -15,7 +16,7 @@ const maxPooledBuffer = 64 << 10
 // through an interface escapes, so a buffer on the stack would be moved to
 // the heap on every call; a pooled buffer already lives there, and hashing
 // stays allocation-free for any funnel.
-var buffers = sync.Pool{New: func() any { return new(funnel.Buffer) }}
+var buffers = sync.Pool{New: func() any { return new(sinkbuf.Buffer) }}
 
 // A Hasher computes Sum128 for the values of one funnel.
 type Hasher[T any] interface {
@@ -32,28 +33,48 @@ type Hasher[T any] interface {
 func Sum128[T any](f funnel.Funnel[T], v T) (h1, h2 uint64) {
 	// Not HasherFor(f).Sum128(v): boxing buffered in a Hasher would
 	// allocate on every call.
-	if h, ok := f.(Hasher[T]); ok {
+	if h, ok := builtinHasher(f); ok {
 		return h.Sum128(v)
 	}
 	return buffered[T]{f}.Sum128(v)
 }
 
 // HasherFor returns a Hasher that computes Sum128(f, v). It inspects f once,
-// so each call is cheaper than Sum128's. The built-in funnels are Hashers
-// themselves, which hash a value directly, without a Sink; any other funnel
-// is hashed through a pooled buffer.
+// so each call is cheaper than Sum128's. The built-in funnels, named or not,
+// hash a value directly, without a Sink; any other funnel is hashed through
+// a pooled buffer.
 func HasherFor[T any](f funnel.Funnel[T]) Hasher[T] {
-	if h, ok := f.(Hasher[T]); ok {
+	if h, ok := builtinHasher(f); ok {
 		return h
 	}
 	return buffered[T]{f}
+}
+
+// builtin is what the built-in funnels implement beside Funnel. The seal
+// keeps other types out: their Sum128 methods, if any, are not trusted to
+// hash what their Funnel methods feed.
+type builtin[T any] interface {
+	Hasher[T]
+	Builtin(murmur3.Seal)
+}
+
+// builtinHasher returns f, or the funnel a funnel.Named wraps, as a Hasher
+// if it is a built-in funnel.
+func builtinHasher[T any](f funnel.Funnel[T]) (Hasher[T], bool) {
+	if n, ok := f.(interface {
+		Unwrap(murmur3.Seal) funnel.Funnel[T]
+	}); ok {
+		f = n.Unwrap(murmur3.Seal{})
+	}
+	h, ok := f.(builtin[T])
+	return h, ok
 }
 
 // buffered hashes what a funnel feeds into a pooled buffer.
 type buffered[T any] struct{ f funnel.Funnel[T] }
 
 func (b buffered[T]) Sum128(v T) (h1, h2 uint64) {
-	buf := buffers.Get().(*funnel.Buffer)
+	buf := buffers.Get().(*sinkbuf.Buffer)
 	buf.Reset()
 	b.f.Funnel(v, buf)
 	h1, h2 = murmur3.Sum128(buf.Bytes())

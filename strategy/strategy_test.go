@@ -5,11 +5,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 	"github.com/mitzbloom/mitzbloom/internal/golden"
+	"github.com/mitzbloom/mitzbloom/internal/probe"
 	"github.com/mitzbloom/mitzbloom/internal/race"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,7 +26,7 @@ func hashHex(h1, h2 uint64) string {
 	return hex.EncodeToString(b[:])
 }
 
-// hashOf hashes a golden value every way a filter can: Sum128, HashFunc, and
+// hashOf hashes a golden value every way a filter can: Sum128, HasherFor, and
 // through a Sink (funnel.Func has no direct hash), and fails if they differ.
 func hashOf[T any](t *testing.T, f funnel.Funnel[T], raw json.RawMessage, decode func(json.RawMessage) T) string {
 	v := decode(raw)
@@ -69,7 +71,7 @@ func TestSum128Golden(t *testing.T) {
 }
 
 // TestSum128Reference checks the hash vectors of the Guava reference
-// (../shared/spec/guava-behaviour.md §6 and §7).
+// (docs/guava.md §6 and §7).
 func TestSum128Reference(t *testing.T) {
 	tests := []struct {
 		name string
@@ -106,7 +108,7 @@ func TestSum128Reference(t *testing.T) {
 }
 
 // TestIndexes checks both strategies' index sequences against Guava's for
-// create(stringFunnel(UTF_8), 1000, 0.01): 9600 bits, k = 7 (spec §2.2).
+// create(stringFunnel(UTF_8), 1000, 0.01): 9600 bits, k = 7 (docs/guava.md §2.2).
 func TestIndexes(t *testing.T) {
 	tests := []struct {
 		value        string
@@ -131,7 +133,7 @@ func TestIndexes(t *testing.T) {
 		// Put sets exactly those bits, and MightContain sees them.
 		for _, s := range []Strategy{Murmur128Mitz64, Murmur128Mitz32} {
 			bits := bitarray.New(150)
-			p := ProberFor(s, false)
+			p := probe.For(s == Murmur128Mitz32, false)
 			assert.False(t, p.MightContain(h1, h2, 7, bits))
 			assert.True(t, p.Put(h1, h2, 7, bits))
 			assert.False(t, p.Put(h1, h2, 7, bits), "second put changes nothing")
@@ -182,6 +184,7 @@ func TestSum128Allocs(t *testing.T) {
 	b := []byte(s)
 	seq := []int64{1, 2, 3}
 	seqFunnel := funnel.Sequential(funnel.Int64)
+	named := funnel.Named("utf8", funnel.String)
 	for name, fn := range map[string]func(){
 		"Bytes":          func() { Sum128(funnel.Bytes, b) },
 		"String":         func() { Sum128(funnel.String, s) },
@@ -189,6 +192,7 @@ func TestSum128Allocs(t *testing.T) {
 		"Int32":          func() { Sum128(funnel.Int32, 42) },
 		"Int64":          func() { Sum128(funnel.Int64, 42) },
 		"Sequential":     func() { Sum128(seqFunnel, seq) },
+		"Named":          func() { Sum128(named, s) },
 	} {
 		assert.Zero(t, testing.AllocsPerRun(1000, fn), name)
 	}
@@ -200,4 +204,62 @@ func toInt64(s []uint64) []int64 {
 		r[i] = int64(v)
 	}
 	return r
+}
+
+// TestMightContainMatchesIndexes checks MightContain, which tests bits in
+// pairs, against the bits AppendIndexes names, for odd and even k, on arrays
+// from empty to full.
+func TestMightContainMatchesIndexes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, s := range []Strategy{Murmur128Mitz64, Murmur128Mitz32} {
+		p := probe.For(s == Murmur128Mitz32, false)
+		for k := 1; k <= 8; k++ {
+			bits := bitarray.New(40)
+			found := 0
+			for step := range 400 {
+				for range 16 {
+					bits.Set(r.Uint64N(uint64(bits.BitSize())))
+				}
+				h1, h2 := r.Uint64(), r.Uint64()
+				want := true
+				for _, i := range s.AppendIndexes(nil, h1, h2, k, bits.BitSize()) {
+					want = want && bits.Get(uint64(i))
+				}
+				require.Equal(t, want, p.MightContain(h1, h2, k, bits), "%v k=%d step %d", s, k, step)
+				if want {
+					found++
+				}
+			}
+			require.Less(t, 10, found, "%v k=%d: too few values found to test both answers", s, k)
+			require.Less(t, found, 390, "%v k=%d: too few values absent to test both answers", s, k)
+		}
+	}
+}
+
+// impostor has a Sum128 method of the shape the built-in funnels have, which
+// must not be taken for theirs.
+type impostor struct{}
+
+func (impostor) Funnel(v string, into funnel.Sink) { into.PutString(v) }
+func (impostor) Sum128(string) (h1, h2 uint64)     { return 1, 2 }
+
+// TestHasherSealed requires a funnel's own Sum128 method to be used only
+// for built-in funnels, named or not: any other funnel is hashed from the
+// bytes it feeds.
+func TestHasherSealed(t *testing.T) {
+	want1, want2 := Sum128(funnel.String, "hello")
+	for name, f := range map[string]funnel.Funnel[string]{
+		"impostor":       impostor{},
+		"named impostor": funnel.Named("x", impostor{}),
+		"named String":   funnel.Named("utf8", funnel.String),
+	} {
+		h1, h2 := Sum128(f, "hello")
+		assert.Equal(t, [2]uint64{want1, want2}, [2]uint64{h1, h2}, "Sum128 %s", name)
+		h1, h2 = HasherFor(f).Sum128("hello")
+		assert.Equal(t, [2]uint64{want1, want2}, [2]uint64{h1, h2}, "HasherFor %s", name)
+	}
+	_, builtin := HasherFor(funnel.Named("utf8", funnel.String)).(buffered[string])
+	assert.False(t, builtin, "a named built-in funnel keeps the fast path")
+	_, buf := HasherFor[string](impostor{}).(buffered[string])
+	assert.True(t, buf, "an impostor is hashed through a buffer")
 }

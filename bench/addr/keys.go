@@ -3,6 +3,8 @@ package addr
 import (
 	"math/rand/v2"
 	"net/netip"
+
+	"github.com/mitzbloom/mitzbloom/bench/internal/splitmix"
 )
 
 const (
@@ -35,7 +37,7 @@ const (
 // address is a bijective mix of the index and the IPv6 address's low 64 bits
 // another, so no two indexes share an address, whatever their ports.
 func Key(index uint64) netip.AddrPort {
-	h := mix64(index ^ Seed)
+	h := splitmix.Mix(index ^ Seed)
 	var port uint16
 	switch r := h % 100; {
 	case r < 60:
@@ -48,7 +50,7 @@ func Key(index uint64) netip.AddrPort {
 	if index%10 == 9 {
 		var a [16]byte
 		a[0], a[1], a[2], a[3] = 0x20, 0x01, 0x0d, 0xb8
-		lo := mix64(index + Seed)
+		lo := splitmix.Mix(index + Seed)
 		for i := range 8 {
 			a[15-i] = byte(lo >> (8 * i))
 		}
@@ -56,15 +58,6 @@ func Key(index uint64) netip.AddrPort {
 	}
 	v := mix32(uint32(index) ^ Seed&0xffffffff)
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), port)
-}
-
-// mix64 is splitmix64's finalizer, a bijection of the 64-bit numbers: each
-// step, an xor with a right shift or a multiplication by an odd number,
-// can be undone.
-func mix64(z uint64) uint64 {
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
 }
 
 // mix32 is murmur3's 32-bit finalizer, a bijection of the 32-bit numbers.

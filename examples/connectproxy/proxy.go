@@ -32,7 +32,7 @@ type Config struct {
 	ExpectedInsertions int64
 	FPP                float64
 
-	// Clock is the filters' clock; nil means bloom.SystemClock.
+	// Clock is the filters' clock; nil means the system clock.
 	Clock bloom.Clock
 	// DialTimeout bounds the connection to a destination; 0 means 10s.
 	DialTimeout time.Duration
@@ -74,7 +74,7 @@ type Proxy struct {
 
 // NewProxy returns a Proxy configured by cfg.
 func NewProxy(cfg Config) (*Proxy, error) {
-	opts := []bloom.RotatingOption{}
+	var opts []bloom.Option
 	if cfg.Clock != nil {
 		opts = append(opts, bloom.WithClock(cfg.Clock))
 	}

@@ -133,8 +133,8 @@ func (a *Array) SetPlain(i uint64) bool {
 // Word returns word i.
 func (a *Array) Word(i int) uint64 { return atomic.LoadUint64(&a.words[i]) }
 
-// OrWord ORs v into word i, as Guava's putData does.
-func (a *Array) OrWord(i int, v uint64) {
+// orWord ORs v into word i, as Guava's putData does.
+func (a *Array) orWord(i int, v uint64) {
 	w := &a.words[i]
 	if old := atomic.LoadUint64(w); old|v != old {
 		atomic.OrUint64(w, v)
@@ -171,7 +171,7 @@ func (a *Array) PutAll(other *Array) {
 		panic("bitarray: PutAll of arrays of different lengths")
 	}
 	for i := range other.words {
-		a.OrWord(i, atomic.LoadUint64(&other.words[i]))
+		a.orWord(i, atomic.LoadUint64(&other.words[i]))
 	}
 }
 

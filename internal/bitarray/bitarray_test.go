@@ -54,8 +54,8 @@ func TestLayout(t *testing.T) {
 
 func TestWordOperations(t *testing.T) {
 	a := New(3)
-	a.OrWord(1, 0xf0)
-	a.OrWord(1, 0x0f)
+	a.orWord(1, 0xf0)
+	a.orWord(1, 0x0f)
 	assert.Equal(t, uint64(0xff), a.Word(1))
 	assert.EqualValues(t, 8, a.Count())
 

@@ -1,6 +1,6 @@
-// Package golden loads the vectors that real Guava 31.1 computed (a copy of
-// ../shared/guava-golden, described in VECTORS.md) for the tests of the other
-// packages. Nothing in it is computed by this module.
+// Package golden loads the vectors that real Guava 31.1 computed, described
+// in VECTORS.md, for the tests of the other packages. Nothing in it is
+// computed by this module.
 package golden
 
 import (
@@ -175,6 +175,3 @@ func Load() (*Vectors, error) {
 	once.Do(func() { loadErr = json.Unmarshal(vectorsJSON, &vectors) })
 	return &vectors, loadErr
 }
-
-// JSON returns the raw bytes of vectors.json.
-func JSON() []byte { return vectorsJSON }

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Tools returns the paths of javac, java and the Guava jar (GUAVA_JAR, or
@@ -57,4 +59,19 @@ func Run(ctx context.Context, t testing.TB, name string, args ...string) string 
 		t.Fatalf("%s %s: %v\nstderr:\n%s\nstdout (last 2000 bytes):\n%s", name, strings.Join(args, " "), err, stderr.String(), out)
 	}
 	return stdout.String()
+}
+
+// Program compiles the Java sources against Guava and runs their class
+// main with args, returning its standard output. Like Tools, it skips t, or
+// fails it in CI, when the JDK or Guava is missing; like Run, it fails t if
+// either step fails. A JVM that hangs fails t after two minutes rather than
+// holding the test until the global timeout.
+func Program(t testing.TB, sources []string, main string, args ...string) string {
+	t.Helper()
+	javac, java, guavaJar := Tools(t)
+	classes := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	Run(ctx, t, javac, append([]string{"-encoding", "UTF-8", "-cp", guavaJar, "-d", classes}, sources...)...)
+	return Run(ctx, t, java, append([]string{"-cp", classes + string(filepath.ListSeparator) + guavaJar, main}, args...)...)
 }

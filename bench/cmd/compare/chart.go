@@ -44,8 +44,6 @@ func styleOf(contender string) style {
 // and key type (rows), a line per contender, both axes logarithmic and one
 // y range for all panels, so that panels compare at a glance.
 func (r *Report) chart(path string) error {
-	keys := r.keys()
-	ops := bench.Ops
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, res := range r.Results {
 		lo, hi = min(lo, res.NsPerOp), max(hi, res.NsPerOp)
@@ -53,12 +51,32 @@ func (r *Report) chart(path string) error {
 	if lo > hi {
 		return fmt.Errorf("chart: no results")
 	}
+	plots, legend, err := r.panels(lo, hi)
+	if err != nil {
+		return err
+	}
+	img := r.draw(plots, legend)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
 
+// panels returns one plot for each kind of key (rows) and operation
+// (columns), on one ns-per-key scale from lo to hi, and the legend of all
+// their lines.
+func (r *Report) panels(lo, hi float64) ([][]*plot.Plot, plot.Legend, error) {
+	keys := r.keys()
 	plots := make([][]*plot.Plot, len(keys))
 	legend := plot.NewLegend()
 	inLegend := map[string]bool{}
 	for i, key := range keys {
-		for _, op := range ops {
+		for _, op := range bench.Ops {
 			p := plot.New()
 			p.Title.Text = fmt.Sprintf("%s, %s keys", op, key)
 			p.Title.TextStyle.Font.Size = vg.Points(13)
@@ -70,22 +88,13 @@ func (r *Report) chart(path string) error {
 			p.Y.Min, p.Y.Max = lo/1.25, hi*1.25
 			p.Add(plotter.NewGrid())
 			for _, c := range contenders(key) {
-				var xys plotter.XYs
-				for _, n := range r.Settings.Sizes {
-					if res := r.result(op, key, n, c); res != nil {
-						xys = append(xys, plotter.XY{X: float64(n), Y: res.NsPerOp})
-					}
+				line, points, err := r.line(op, key, c)
+				if err != nil {
+					return nil, legend, err
 				}
-				if len(xys) == 0 {
+				if line == nil {
 					continue
 				}
-				line, points, err := plotter.NewLinePoints(xys)
-				if err != nil {
-					return fmt.Errorf("chart: %w", err)
-				}
-				s := styleOf(c)
-				line.Color, line.Width, line.Dashes = s.color, vg.Points(2), s.dashes
-				points.Color, points.Shape, points.Radius = s.color, s.glyph, vg.Points(4)
 				p.Add(line, points)
 				if !inLegend[c] {
 					legend.Add(c, line, points)
@@ -95,7 +104,33 @@ func (r *Report) chart(path string) error {
 			plots[i] = append(plots[i], p)
 		}
 	}
+	return plots, legend, nil
+}
 
+// line returns the line and points of contender c's results for op on key,
+// by filter size, or nil if it has none.
+func (r *Report) line(op bench.Op, key, c string) (*plotter.Line, *plotter.Scatter, error) {
+	var xys plotter.XYs
+	for _, n := range r.Settings.Sizes {
+		if res := r.result(op, key, n, c); res != nil {
+			xys = append(xys, plotter.XY{X: float64(n), Y: res.NsPerOp})
+		}
+	}
+	if len(xys) == 0 {
+		return nil, nil, nil
+	}
+	line, points, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return nil, nil, fmt.Errorf("chart: %w", err)
+	}
+	s := styleOf(c)
+	line.Color, line.Width, line.Dashes = s.color, vg.Points(2), s.dashes
+	points.Color, points.Shape, points.Radius = s.color, s.glyph, vg.Points(4)
+	return line, points, nil
+}
+
+// draw lays the title, the panels and the legend out on one image.
+func (r *Report) draw(plots [][]*plot.Plot, legend plot.Legend) *vgimg.Canvas {
 	const (
 		width, height = 21 * vg.Inch, 9 * vg.Inch
 		titleHeight   = 0.6 * vg.Inch
@@ -115,7 +150,7 @@ func (r *Report) chart(path string) error {
 
 	panels := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
 		Min: vg.Point{X: 0, Y: 0}, Max: vg.Point{X: width - legendWidth, Y: height - titleHeight}}}
-	tiles := draw.Tiles{Rows: len(keys), Cols: len(ops), PadX: vg.Points(20), PadY: vg.Points(20),
+	tiles := draw.Tiles{Rows: len(plots), Cols: len(bench.Ops), PadX: vg.Points(20), PadY: vg.Points(20),
 		PadTop: vg.Points(5), PadBottom: vg.Points(10), PadLeft: vg.Points(10), PadRight: vg.Points(10)}
 	canvases := plot.Align(plots, tiles, panels)
 	for i := range plots {
@@ -131,16 +166,7 @@ func (r *Report) chart(path string) error {
 	legend.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
 		Min: vg.Point{X: width - legendWidth + vg.Points(10), Y: 0},
 		Max: vg.Point{X: width, Y: height - titleHeight - vg.Points(20)}}})
-
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return img
 }
 
 // decadeTicks labels the powers of ten as 1e4, 1e6, …

@@ -270,7 +270,7 @@ func (r *Report) markdown(w io.Writer) {
 	for _, key := range r.keys() {
 		r.memoryTable(w, key)
 	}
-	r.targetsTable(w)
+	r.ratiosTable(w)
 	fmt.Fprintf(w, "\n## Notes\n\n")
 	for _, note := range r.notes() {
 		fmt.Fprintf(w, "- %s\n", note)

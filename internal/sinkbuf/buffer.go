@@ -1,4 +1,6 @@
-package funnel
+// Package sinkbuf records what a funnel feeds: the byte stream, in Guava's
+// encodings, that a filter hashes.
+package sinkbuf
 
 import (
 	"encoding/binary"
@@ -6,21 +8,15 @@ import (
 	"unicode/utf16"
 )
 
-// A Buffer is a Sink that records the bytes fed to it: the stream a filter
-// hashes. It is how the filters encode values, and a way to see what a
-// Funnel feeds, for instance to compare it with a Java Funnel's output.
-// The zero Buffer is empty and ready to use.
+// A Buffer is a funnel.Sink that records the bytes fed to it, each Put
+// method writing exactly what its counterpart in Guava's PrimitiveSink
+// writes. The zero Buffer is empty and ready to use.
 type Buffer struct {
 	b []byte
 }
 
-// Append appends to dst the bytes f feeds for v and returns the extended
-// slice.
-func Append[T any](dst []byte, f Funnel[T], v T) []byte {
-	buf := Buffer{b: dst}
-	f.Funnel(v, &buf)
-	return buf.b
-}
+// New returns a Buffer that appends to b.
+func New(b []byte) Buffer { return Buffer{b: b} }
 
 // Bytes returns the bytes fed so far. The slice aliases the buffer's storage
 // and is valid only until the next Put or Reset.
@@ -32,13 +28,13 @@ func (b *Buffer) Len() int { return len(b.b) }
 // Reset empties the buffer but keeps its storage for reuse.
 func (b *Buffer) Reset() { b.b = b.b[:0] }
 
-// PutByte implements Sink.
+// PutByte implements funnel.Sink.
 func (b *Buffer) PutByte(v byte) { b.b = append(b.b, v) }
 
-// PutBytes implements Sink.
+// PutBytes implements funnel.Sink.
 func (b *Buffer) PutBytes(p []byte) { b.b = append(b.b, p...) }
 
-// PutBool implements Sink.
+// PutBool implements funnel.Sink.
 func (b *Buffer) PutBool(v bool) {
 	var x byte
 	if v {
@@ -47,32 +43,32 @@ func (b *Buffer) PutBool(v bool) {
 	b.b = append(b.b, x)
 }
 
-// PutInt16 implements Sink.
+// PutInt16 implements funnel.Sink.
 func (b *Buffer) PutInt16(v int16) { b.b = binary.LittleEndian.AppendUint16(b.b, uint16(v)) }
 
-// PutChar implements Sink.
+// PutChar implements funnel.Sink.
 func (b *Buffer) PutChar(c uint16) { b.b = binary.LittleEndian.AppendUint16(b.b, c) }
 
-// PutInt32 implements Sink.
+// PutInt32 implements funnel.Sink.
 func (b *Buffer) PutInt32(v int32) { b.b = binary.LittleEndian.AppendUint32(b.b, uint32(v)) }
 
-// PutInt64 implements Sink.
+// PutInt64 implements funnel.Sink.
 func (b *Buffer) PutInt64(v int64) { b.b = binary.LittleEndian.AppendUint64(b.b, uint64(v)) }
 
-// PutFloat32 implements Sink.
+// PutFloat32 implements funnel.Sink.
 func (b *Buffer) PutFloat32(v float32) {
 	b.b = binary.LittleEndian.AppendUint32(b.b, math.Float32bits(v))
 }
 
-// PutFloat64 implements Sink.
+// PutFloat64 implements funnel.Sink.
 func (b *Buffer) PutFloat64(v float64) {
 	b.b = binary.LittleEndian.AppendUint64(b.b, math.Float64bits(v))
 }
 
-// PutString implements Sink.
+// PutString implements funnel.Sink.
 func (b *Buffer) PutString(s string) { b.b = append(b.b, s...) }
 
-// PutUnencodedChars implements Sink.
+// PutUnencodedChars implements funnel.Sink.
 func (b *Buffer) PutUnencodedChars(s string) {
 	for _, r := range s {
 		if r >= 0x10000 {

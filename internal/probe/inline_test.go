@@ -1,4 +1,4 @@
-package strategy
+package probe
 
 import (
 	"os/exec"
@@ -13,11 +13,11 @@ func TestIntendedInlining(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the compiler")
 	}
-	out, err := exec.Command("go", "build", "-gcflags=-m", "github.com/mitzbloom/mitzbloom/strategy", "github.com/mitzbloom/mitzbloom/internal/bitarray").CombinedOutput()
+	out, err := exec.Command("go", "build", "-gcflags=-m", "github.com/mitzbloom/mitzbloom/internal/probe", "github.com/mitzbloom/mitzbloom/internal/bitarray").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)
 	}
-	for _, fn := range []string{"probe32.combined", "probe64.combined", "(*Array).Reduce", "(*Array).Get", "(*Array).Bit", "(*Array).Set", "(*Array).SetPlain"} {
+	for _, fn := range []string{"Mitz32.Combined", "Mitz64.Combined", "(*Array).Reduce", "(*Array).Get", "(*Array).Bit", "(*Array).Set", "(*Array).SetPlain"} {
 		if !strings.Contains(string(out), "can inline "+fn) {
 			t.Errorf("%s no longer inlines", fn)
 		}

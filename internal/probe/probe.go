@@ -1,26 +1,30 @@
-package strategy
+// Package probe sets and tests the bits that Guava's strategies select for a
+// hash: the per-bit loops under a filter's Put and MightContain and their
+// batch forms. The index arithmetic of both strategies lives here, so that
+// package strategy's index sequences and a filter's probes cannot disagree.
+package probe
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 )
 
-// A Prober sets and tests the bits a strategy selects for a hash. It is what
-// a filter calls; it is exported only for the packages of this module, which
-// alone can name a bitarray.Array. It is a struct rather than an interface so
-// that calls are direct and the batch methods' arguments can stay on the
-// caller's stack.
+// A Prober sets and tests the bits a strategy selects for a hash. It is a
+// struct rather than an interface so that calls are direct and the batch
+// methods' arguments can stay on the caller's stack.
 type Prober struct {
 	mitz32 bool
 	plain  bool // set bits with SetPlain rather than Set
 }
 
-// ProberFor returns the Prober of s. With plain set, its Put and PutMany set
-// bits with [bitarray.Array.SetPlain], for an array that no other goroutine
-// uses while they run.
-func ProberFor(s Strategy, plain bool) Prober {
-	return Prober{mitz32: s == Murmur128Mitz32, plain: plain}
+// For returns the Prober of MURMUR128_MITZ_32 when mitz32 is set, and of
+// MURMUR128_MITZ_64 otherwise. With plain set, its Put and PutMany set bits
+// with [bitarray.Array.SetPlain], for an array that no other goroutine uses
+// while they run.
+func For(mitz32, plain bool) Prober {
+	return Prober{mitz32: mitz32, plain: plain}
 }
 
 // Plain reports whether p sets bits with plain writes.
@@ -44,9 +48,9 @@ func (p Prober) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	changed := false
 	if mitz32 {
-		p := newProbe32(h1)
+		p := NewMitz32(h1)
 		for i := range k {
-			if x := bits.Reduce(p.combined(i)); plain {
+			if x := bits.Reduce(p.Combined(i)); plain {
 				changed = bits.SetPlain(x) || changed
 			} else {
 				changed = bits.Set(x) || changed
@@ -54,9 +58,9 @@ func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 		}
 		return changed
 	}
-	p := probe64{h1, h2}
+	p := Mitz64{h1, h2}
 	for i := range k {
-		if x := bits.Reduce(p.combined(i)); plain {
+		if x := bits.Reduce(p.Combined(i)); plain {
 			changed = bits.SetPlain(x) || changed
 		} else {
 			changed = bits.Set(x) || changed
@@ -79,21 +83,21 @@ func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 func mightContain(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	i := 0
 	if mitz32 {
-		p := newProbe32(h1)
+		p := NewMitz32(h1)
 		for ; i+1 < k; i += 2 {
-			if bits.Bit(bits.Reduce(p.combined(i)))&bits.Bit(bits.Reduce(p.combined(i+1))) == 0 {
+			if bits.Bit(bits.Reduce(p.Combined(i)))&bits.Bit(bits.Reduce(p.Combined(i+1))) == 0 {
 				return false
 			}
 		}
-		return i == k || bits.Get(bits.Reduce(p.combined(i)))
+		return i == k || bits.Get(bits.Reduce(p.Combined(i)))
 	}
-	p := probe64{h1, h2}
+	p := Mitz64{h1, h2}
 	for ; i+1 < k; i += 2 {
-		if bits.Bit(bits.Reduce(p.combined(i)))&bits.Bit(bits.Reduce(p.combined(i+1))) == 0 {
+		if bits.Bit(bits.Reduce(p.Combined(i)))&bits.Bit(bits.Reduce(p.Combined(i+1))) == 0 {
 			return false
 		}
 	}
-	return i == k || bits.Get(bits.Reduce(p.combined(i)))
+	return i == k || bits.Get(bits.Reduce(p.Combined(i)))
 }
 
 // BatchSize is the most hashes PutMany and MightContainMany take at once.
@@ -101,7 +105,7 @@ func mightContain(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool 
 // misses busy, few enough for their state to stay in registers and L1.
 const BatchSize = 32
 
-// A Hash is the Murmur3-128 hash of one value, as [Sum128] returns it.
+// A Hash is the Murmur3-128 hash of one value, as strategy.Sum128 returns it.
 type Hash struct{ H1, H2 uint64 }
 
 // combined returns the combined hash of round j for the value hashed to h.
@@ -109,9 +113,9 @@ type Hash struct{ H1, H2 uint64 }
 // of their own.
 func (p Prober) combined(h Hash, j int) uint64 {
 	if p.mitz32 {
-		return newProbe32(h.H1).combined(j)
+		return NewMitz32(h.H1).Combined(j)
 	}
-	return probe64{h.H1, h.H2}.combined(j)
+	return Mitz64(h).Combined(j)
 }
 
 // roundsMinWords is the smallest array, in words, that PutMany fills round
@@ -185,3 +189,40 @@ func (p Prober) MightContainMany(hs []Hash, k int, bits *bitarray.Array, out []b
 }
 
 func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
+
+// Mitz64 yields MURMUR128_MITZ_64's combined hashes: the ith (from 0) is
+// h1+i·h2 with 64-bit wraparound and its sign bit cleared. Guava adds h2 at
+// each step; the product gives the same value and, unlike a running sum,
+// leaves no dependency from one probe to the next. The bit index is the
+// combined hash modulo the bit size.
+type Mitz64 struct {
+	H1, H2 uint64
+}
+
+// Combined returns the ith combined hash.
+func (p Mitz64) Combined(i int) uint64 {
+	return (p.H1 + uint64(i)*p.H2) & math.MaxInt64
+}
+
+// Mitz32 yields MURMUR128_MITZ_32's combined hashes: with a and b the low
+// and high 32 bits of h1, the ith (from 0) is a+(i+1)·b in int32
+// arithmetic, as in Guava, complemented (not negated) when negative. The bit
+// index is the combined hash modulo the bit size, so indexes never reach
+// 2³¹, however large the filter.
+type Mitz32 struct {
+	a, b int32
+}
+
+// NewMitz32 returns the combined hashes of a value whose hash begins with h1.
+func NewMitz32(h1 uint64) Mitz32 {
+	return Mitz32{a: int32(h1), b: int32(h1 >> 32)}
+}
+
+// Combined returns the ith combined hash.
+func (p Mitz32) Combined(i int) uint64 {
+	c := p.a + int32(i+1)*p.b
+	if c < 0 {
+		c = ^c
+	}
+	return uint64(c)
+}

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/strategy"
+)
+
+// maxBadReports bounds the bad lines build reports one by one; it counts
+// the rest.
+const maxBadReports = 10
+
+// errBadLines reports input lines that do not parse as keys.
+var errBadLines = errors.New("bad lines")
+
+// A builder is one run of build: its flags, and what it found.
+type builder struct {
+	e        *env
+	n        int64 // -1 when the inputs' lines are to be counted
+	p        float64
+	opts     []bloom.Option
+	inputs   []string // "-" is standard input
+	skipBad  bool
+	progress *progress
+
+	bad    int64 // lines skipped
+	filter io.WriterTo
+}
+
+func (e *env) build(args []string) int {
+	fs := e.newFlags("build", "-n N -p P [-funnel F] [-strategy mitz32|mitz64] [-legacy-k] [-skip-bad] [-q] [-o FILE] [INPUT...]")
+	n := fs.Int64("n", -1, "the expected number of keys `N`, as Guava's create takes it (default: the number of lines of the INPUT files)")
+	p := fs.Float64("p", 0, "the false-positive probability `P` once N keys are in, in (0, 1)")
+	funnelName := fs.String("funnel", "string", "how a line becomes a key: "+funnelNames())
+	strategyName := fs.String("strategy", "mitz64", "Guava's strategy: mitz64 (MURMUR128_MITZ_64, Guava's default) or mitz32 (MURMUR128_MITZ_32)")
+	legacyK := fs.Bool("legacy-k", false, "compute the number of hash functions as Guava 31.x and earlier do")
+	out := fs.String("o", "", "write the filter to `FILE`, replacing it only once the build succeeds (default: standard output)")
+	skipBad := fs.Bool("skip-bad", false, "skip lines that are not keys of the funnel, and count them, instead of failing")
+	quiet := fs.Bool("q", false, "print no progress")
+	inputs, stop, status := parseInterspersed(fs, args)
+	if stop {
+		return status
+	}
+	if *p <= 0 || *p >= 1 {
+		return e.usageError(fs, "-p must be in (0, 1), not %v", *p)
+	}
+	if *n < -1 {
+		return e.usageError(fs, "-n must be >= 0, not %d", *n)
+	}
+	k, err := keysFor(*funnelName)
+	if err != nil {
+		return e.usageError(fs, "%v", err)
+	}
+	b := &builder{e: e, n: *n, p: *p, inputs: inputs, skipBad: *skipBad}
+	if len(b.inputs) == 0 {
+		b.inputs = []string{"-"}
+	}
+	switch *strategyName {
+	case "mitz64":
+		b.opts = append(b.opts, bloom.WithStrategy(strategy.Murmur128Mitz64))
+	case "mitz32":
+		b.opts = append(b.opts, bloom.WithStrategy(strategy.Murmur128Mitz32))
+	default:
+		return e.usageError(fs, "unknown strategy %q: want mitz64 or mitz32", *strategyName)
+	}
+	if *legacyK {
+		b.opts = append(b.opts, bloom.WithLegacyHashCount())
+	}
+	if !*quiet && isTerminal(e.stderr) {
+		b.progress = startProgress(e.stderr, inputsSize(b.inputs))
+	}
+
+	err = k.build(b)
+	b.progress.stop()
+	if err == nil {
+		err = e.writeOutput(*out, b.filter)
+	}
+	if err != nil {
+		return e.fail("build", err)
+	}
+	if b.bad > 0 {
+		fmt.Fprintf(e.stderr, "mitzbloom build: skipped %d bad lines\n", b.bad)
+	}
+	return exitOK
+}
+
+func (k keyKind[T]) build(b *builder) error {
+	if b.n < 0 {
+		n, err := b.countLines()
+		if err != nil {
+			return err
+		}
+		b.n = n
+	}
+	// One goroutine fills the filter, so it needs no atomic writes.
+	filter, err := bloom.New(k.funnel, b.n, b.p, append(b.opts, bloom.WithUnsynchronizedWrites())...)
+	if err != nil {
+		return err
+	}
+
+	// Reading, splitting and parsing run in one goroutine and PutMany in
+	// this one, so that on two cores the input costs little more than the
+	// hashing. Two batches take turns: one is filled while the other is
+	// put.
+	full := make(chan *batch[T])
+	free := make(chan *batch[T], 2)
+	free <- new(batch[T])
+	free <- new(batch[T])
+	var readErr error
+	go func() {
+		defer close(full)
+		readErr = k.read(b, free, full)
+	}()
+	for bt := range full {
+		filter.PutMany(bt.keys)
+		b.progress.add(bt.nlines, int64(bt.bytes))
+		free <- bt
+	}
+	if readErr != nil {
+		return readErr
+	}
+	b.filter = filter
+	return nil
+}
+
+// A batch is the keys of one chunk of input, and what they took.
+type batch[T any] struct {
+	keys  []T
+	lines []string // the lines of the keys, when they must be parsed
+	bytes int
+	// nlines counts the lines of the chunk, bad ones included.
+	nlines int64
+}
+
+// read reads the inputs of b into batches taken from free, and sends each
+// to full. It reports bad lines in its error, once all are read, unless
+// b.skipBad is set: then it counts them in b.bad.
+func (k keyKind[T]) read(b *builder, free chan *batch[T], full chan<- *batch[T]) error {
+	var bad []string
+	for _, name := range b.inputs {
+		r, closeInput, err := b.e.open(name)
+		if err != nil {
+			return err
+		}
+		lr := newLineReader(r)
+		for {
+			bt := <-free
+			if k.parse == nil {
+				// The lines are the keys: no copy.
+				var lines []string
+				lines, _, bt.bytes, err = lr.next(any(bt.keys[:0]).([]string))
+				bt.keys, bt.nlines = any(lines).([]T), int64(len(lines))
+			} else {
+				var first int64
+				bt.lines, first, bt.bytes, err = lr.next(bt.lines[:0])
+				bt.keys, bt.nlines = bt.keys[:0], int64(len(bt.lines))
+				for i, line := range bt.lines {
+					v, err := k.parse(line)
+					if err != nil {
+						b.bad++
+						if !b.skipBad && len(bad) < maxBadReports {
+							bad = append(bad, fmt.Sprintf("%s:%d: %s: %v", displayName(name), first+int64(i), quoteLine(line), err))
+						}
+						continue
+					}
+					bt.keys = append(bt.keys, v)
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				free <- bt // there is room: only two batches exist
+				break
+			}
+			if err != nil {
+				closeInput()
+				return fmt.Errorf("%s: %w", displayName(name), err)
+			}
+			full <- bt
+		}
+		closeInput()
+	}
+	if len(bad) > 0 {
+		more := ""
+		if b.bad > int64(len(bad)) {
+			more = fmt.Sprintf("\n... and %d more", b.bad-int64(len(bad)))
+		}
+		return fmt.Errorf("%w: %d lines are not %s keys (use -skip-bad to skip them):\n%s%s", errBadLines, b.bad, k.name, strings.Join(bad, "\n"), more)
+	}
+	return nil
+}
+
+// countLines counts the lines of the inputs, which must be files.
+func (b *builder) countLines() (int64, error) {
+	var total int64
+	for _, name := range b.inputs {
+		if name == "-" {
+			return 0, errors.New("-n is required when the keys come from standard input")
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return 0, err
+		}
+		n, err := countLines(f)
+		f.Close()
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// open opens an input: a file, or standard input for "-".
+func (e *env) open(name string) (io.Reader, func(), error) {
+	if name == "-" {
+		return e.stdin, func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// displayName is how errors name an input.
+func displayName(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	return name
+}
+
+// inputsSize returns the total size of the inputs, or 0 if one of them is
+// not a regular file, whose size cannot be known in advance.
+func inputsSize(names []string) int64 {
+	var total int64
+	for _, name := range names {
+		fi, err := os.Stat(name)
+		if name == "-" || err != nil || !fi.Mode().IsRegular() {
+			return 0
+		}
+		total += fi.Size()
+	}
+	return total
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+)
+
+// report is what inspect reports on a file, and its -json form.
+type report struct {
+	File string `json:"file"`
+	// Kind is "filter", or "rotating" for the two generations of a
+	// Rotating, which Generations describes, current first.
+	Kind string `json:"kind"`
+	filterReport
+	Generations []filterReport `json:"generations,omitempty"`
+}
+
+// filterReport describes one filter, or the union of a Rotating's
+// generations.
+type filterReport struct {
+	Strategy                string  `json:"strategy"`
+	StrategyOrdinal         int     `json:"strategyOrdinal"`
+	HashFunctions           int     `json:"hashFunctions"`
+	BitSize                 int64   `json:"bitSize"`
+	Bytes                   int64   `json:"bytes"`
+	BitCount                int64   `json:"bitCount"`
+	FillRatio               float64 `json:"fillRatio"`
+	ApproximateElementCount int64   `json:"approximateElementCount"`
+	ExpectedFPP             float64 `json:"expectedFpp"`
+	// Sizings are the arguments of Guava's create that give this bit size
+	// and number of hash functions; see sizings.
+	Sizings []sizing `json:"sizings"`
+}
+
+func (e *env) inspect(args []string) int {
+	fs := e.newFlags("inspect", "[-json] [-p P] [-max-bytes N] FILE...")
+	asJSON := fs.Bool("json", false, "print one JSON object per file, on one line each")
+	var extraP fppList
+	fs.Var(&extraP, "p", "also look for the expected insertions that the false-positive probability `P` gives (repeatable)")
+	maxBytes := maxBytesFlag(fs)
+	files, stop, status := parseInterspersed(fs, args)
+	if stop {
+		return status
+	}
+	if len(files) == 0 {
+		return e.usageError(fs, "no FILE to inspect")
+	}
+	ps := append([]float64(nil), commonFPPs...)
+	for _, p := range extraP {
+		if !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+	}
+	for i, name := range files {
+		// Inspect reads only bits, so any funnel will do.
+		filters, err := readFilters(name, funnel.Bytes, *maxBytes)
+		if err != nil {
+			status = e.fail("inspect", err)
+			continue
+		}
+		r, err := newReport(name, filters, ps)
+		if err != nil {
+			status = e.fail("inspect", err)
+			continue
+		}
+		if *asJSON {
+			b, err := json.Marshal(r)
+			if err != nil {
+				return e.fail("inspect", err)
+			}
+			fmt.Fprintf(e.stdout, "%s\n", b)
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		r.writeText(e.stdout)
+	}
+	return status
+}
+
+func newReport(name string, filters []*bloom.Filter[[]byte], ps []float64) (report, error) {
+	r := report{File: name, Kind: "filter"}
+	if len(filters) == 1 {
+		r.filterReport = describeFilter(filters[0], ps)
+		return r, nil
+	}
+	r.Kind = "rotating"
+	for _, f := range filters {
+		r.Generations = append(r.Generations, describeFilter(f, ps))
+	}
+	// A Rotating answers from either generation: its element count is that
+	// of their union, and its false-positive probability that of either
+	// answering, as Rotating.Stats computes them.
+	union := filters[0].Copy()
+	if err := union.PutAll(filters[1]); err != nil {
+		return r, fmt.Errorf("%s: %w", name, err)
+	}
+	r.filterReport = describeFilter(union, nil)
+	r.Sizings = r.Generations[0].Sizings
+	p1, p2 := r.Generations[0].ExpectedFPP, r.Generations[1].ExpectedFPP
+	r.ExpectedFPP = p1 + p2 - p1*p2 // 1 − (1−p₁)(1−p₂), with Stats' rounding
+	return r, nil
+}
+
+func describeFilter(f *bloom.Filter[[]byte], ps []float64) filterReport {
+	bitCount := f.BitCount()
+	return filterReport{
+		Strategy:                f.Strategy().String(),
+		StrategyOrdinal:         f.Strategy().Ordinal(),
+		HashFunctions:           f.NumHashFunctions(),
+		BitSize:                 f.BitSize(),
+		Bytes:                   serializedSize(f),
+		BitCount:                bitCount,
+		FillRatio:               float64(bitCount) / float64(f.BitSize()),
+		ApproximateElementCount: f.ApproximateElementCount(),
+		ExpectedFPP:             f.ExpectedFPP(),
+		Sizings:                 sizingsOf(f.BitSize(), f.NumHashFunctions(), ps),
+	}
+}
+
+func (r *report) writeText(w io.Writer) {
+	fmt.Fprintf(w, "file:                      %s\n", r.File)
+	if r.Kind == "rotating" {
+		fmt.Fprintf(w, "kind:                      Rotating snapshot, 2 generations; the union:\n")
+	}
+	r.filterReport.writeText(w, "")
+	for i, g := range r.Generations {
+		fmt.Fprintf(w, "%s generation:\n", [...]string{"current", "previous"}[i])
+		g.Sizings = nil // the union's, shown above
+		g.writeText(w, "  ")
+	}
+}
+
+func (r *filterReport) writeText(w io.Writer, indent string) {
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(w, "%s%-27s%s\n", indent, label+":", fmt.Sprintf(format, args...))
+	}
+	line("strategy", "%s (ordinal %d)", r.Strategy, r.StrategyOrdinal)
+	line("hash functions", "%d", r.HashFunctions)
+	line("bit size", "%d", r.BitSize)
+	line("bytes", "%d", r.Bytes)
+	line("bits set", "%d", r.BitCount)
+	line("fill ratio", "%.6f", r.FillRatio)
+	if r.ApproximateElementCount == math.MaxInt64 {
+		line("approximate element count", "unknown: every bit is set")
+	} else {
+		line("approximate element count", "%d", r.ApproximateElementCount)
+	}
+	line("expected fpp", "%s", strconv.FormatFloat(r.ExpectedFPP, 'g', -1, 64))
+	if r.Sizings == nil {
+		return
+	}
+	if len(r.Sizings) == 0 {
+		line("created as", "no create(funnel, n, p) with a p inspect tries (add one with -p)")
+	}
+	for _, s := range r.Sizings {
+		line("created as", "%s", s)
+	}
+}
+
+// fppList is the value of a repeatable -p.
+type fppList []float64
+
+var _ flag.Value = (*fppList)(nil)
+
+func (l *fppList) String() string { return fmt.Sprint(*l) }
+
+func (l *fppList) Set(s string) error {
+	p, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return err
+	}
+	if !(p > 0 && p < 1) {
+		return fmt.Errorf("%v is not in (0, 1)", p)
+	}
+	*l = append(*l, p)
+	return nil
+}

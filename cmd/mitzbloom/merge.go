@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+)
+
+func (e *env) merge(args []string) int {
+	fs := e.newFlags("merge", "-o OUT [-max-bytes N] A B...")
+	out := fs.String("o", "", "write the merged filter to `OUT`, replacing it only once the merge succeeds")
+	maxBytes := maxBytesFlag(fs)
+	files, stop, status := parseInterspersed(fs, args)
+	if stop {
+		return status
+	}
+	if *out == "" {
+		return e.usageError(fs, "-o OUT is required")
+	}
+	if len(files) < 2 {
+		return e.usageError(fs, "merge needs at least two filters, A and B")
+	}
+	merged, err := mergeFiles(files, *maxBytes)
+	if err == nil {
+		err = writeAtomic(*out, merged)
+	}
+	if err != nil {
+		return e.fail("merge", err)
+	}
+	return exitOK
+}
+
+// mergeFiles puts every filter of names into the first, as Guava's
+// a.putAll(b) does for each b.
+func mergeFiles(names []string, maxBytes int64) (*bloom.Filter[[]byte], error) {
+	var merged *bloom.Filter[[]byte]
+	for _, name := range names {
+		// The files do not record their funnels; one for all of them
+		// makes PutAll's funnel check pass, as Guava's does for filters
+		// of one funnel.
+		filters, err := readFilters(name, funnel.Bytes, maxBytes)
+		if err != nil {
+			return nil, err
+		}
+		if len(filters) > 1 {
+			return nil, fmt.Errorf("%s: a Rotating snapshot, not a filter; merge merges filters", name)
+		}
+		if merged == nil {
+			merged = filters[0]
+			continue
+		}
+		if err := merged.PutAll(filters[0]); err != nil {
+			return nil, fmt.Errorf("%s: cannot merge into %s: %s", name, names[0], guavaMessage(err))
+		}
+	}
+	return merged, nil
+}
+
+// guavaMessage returns the message of the exception Guava's putAll throws
+// where PutAll returned err, so that the words match those in the logs of a
+// Java service: PutAll runs Guava's checks in Guava's order, and says
+// "filters" where Guava says "BloomFilters".
+func guavaMessage(err error) string {
+	msg := err.Error()
+	if errors.Is(err, bloom.ErrIncompatible) {
+		if _, rest, ok := strings.Cut(msg, ": filters must "); ok {
+			return "BloomFilters must " + rest
+		}
+	}
+	return msg
+}

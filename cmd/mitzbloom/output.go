@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// writeAtomic writes what w writes to the file name, or nothing: it writes
+// a temporary file beside name and renames it to name only once it is
+// complete and synced, so that a failed command leaves no output, and a
+// reader of name never sees half a filter.
+func writeAtomic(name string, w io.WriterTo) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := w.WriteTo(tmp); err != nil {
+		return err
+	}
+	// CreateTemp makes the file readable by its owner only; a filter is
+	// meant to be shipped to other services.
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}
+
+// errTerminal reports an attempt to write a filter to a terminal.
+var errTerminal = errors.New("refusing to write a binary filter to a terminal; use -o FILE or redirect standard output")
+
+// writeOutput writes w to the file name, or to standard output if name is
+// empty.
+func (e *env) writeOutput(name string, w io.WriterTo) error {
+	if name != "" {
+		return writeAtomic(name, w)
+	}
+	if isTerminal(e.stdout) {
+		return errTerminal
+	}
+	_, err := w.WriteTo(e.stdout)
+	return err
+}
+
+// isTerminal reports whether w is a terminal: a character device, as the
+// standard library alone can tell (/dev/null is one too).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
