@@ -102,7 +102,9 @@ func (h *Hybrid[T]) MightContainMany(dst []bool, vs []T) []bool {
 
 // Sync pushes the local puts made since the last Sync to Redis with
 // [Filter.Merge], then pulls the shared filter with [Filter.Snapshot] and ORs
-// it into the local one.
+// it into the local one. If Redis refuses the push for want of memory
+// ([ErrOutOfMemory]) or permission ([ErrNoPermission]), Sync still pulls,
+// and returns the push's error; the next Sync pushes again.
 //
 // If Redis has lost the filter ([ErrLost]: a restart without persistence, a
 // flush, an eviction, or another process re-created it), Sync rebuilds it
@@ -116,10 +118,15 @@ func (h *Hybrid[T]) MightContainMany(dst []bool, vs []T) []bool {
 func (h *Hybrid[T]) Sync(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	var pushErr error
 	if h.dirty.Swap(false) {
-		if err := h.push(ctx); err != nil {
+		if pushErr = h.push(ctx); pushErr != nil {
 			h.dirty.Store(true)
-			return err
+			if !errors.Is(pushErr, ErrOutOfMemory) && !errors.Is(pushErr, ErrNoPermission) {
+				return pushErr
+			}
+			// A server that refuses writes still serves reads: pull
+			// the others' puts all the same.
 		}
 	}
 	started := time.Now()
@@ -144,7 +151,7 @@ func (h *Hybrid[T]) Sync(ctx context.Context) error {
 		h.dirty.Store(true)
 	}
 	h.lastSync.Store(started.UnixNano())
-	return nil
+	return pushErr
 }
 
 // push merges the local filter into Redis, rebuilding the shared filter if
