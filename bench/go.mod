@@ -6,7 +6,7 @@ require (
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/greatroar/blobloom v0.8.0
-	github.com/mitzbloom/mitzbloom v0.0.0
+	github.com/mitzbloom/mitzbloom v1.0.0
 	github.com/stretchr/testify v1.12.1
 	gonum.org/v1/plot v0.17.0
 )
@@ -23,5 +23,3 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
-
-replace github.com/mitzbloom/mitzbloom => ../

@@ -3,11 +3,14 @@ package redisfilter
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
@@ -31,7 +34,21 @@ const (
 	// rather than encoded whole in memory.
 	maxScriptsPerTrip = 16
 
+	// chunkBytes bounds the bytes of a bitmap one script reads, ORs or
+	// counts, so that Snapshot, Merge and BitCount of a big filter hold the
+	// server for a millisecond or so at a time rather than for the whole
+	// bitmap; chunksPerTrip of them are pipelined in one round trip.
+	chunkBytes    = 1 << 20
+	chunksPerTrip = 4
+
+	// maxNameLen bounds a filter's name, which is in every key.
+	maxNameLen = 256
+
 	configFormat = "mitzbloom/redisfilter v1"
+	// idField ends a config: a random identity given to each filter when it
+	// is created, so that a filter re-created under the same name is told
+	// from the one a Filter opened.
+	idField = " id="
 )
 
 // core is what Filter and Windowed share: the parameters, the config that
@@ -45,7 +62,36 @@ type core[T any] struct {
 	k        int
 	bitSize  int64
 	cfgKey   string
-	cfg      string // the config key's value
+	params   string // the config key's value without its identity
+	// cfg is the config key's value, its identity included, as Open found
+	// or created it; only a Hybrid, which has a core of its own, changes
+	// it after that, when it re-creates a lost filter.
+	cfg string
+	// lostAdvice ends the message of an ErrLost error: what to do.
+	lostAdvice string
+}
+
+// validName reports why name cannot name a filter, or nil. Braces would
+// change the hash tag that keeps a filter's keys in one cluster slot, so
+// they are refused on every kind of server, for a name to mean the same
+// filter on all; '#' is kept for the keys of a filter's parts.
+func validName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("filter name is empty")
+	case len(name) > maxNameLen:
+		return fmt.Errorf("filter name is %d bytes long, more than %d", len(name), maxNameLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("filter name %q is not valid UTF-8", name)
+	case strings.ContainsAny(name, "{}#"):
+		return fmt.Errorf("filter name %q contains '{', '}' or '#', which would break the hash tag {name} that keeps a filter's keys in one Redis Cluster slot", name)
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("filter name %q contains a control character", name)
+		}
+	}
+	return nil
 }
 
 // newCore validates the arguments of Open and OpenWindowed and sizes the
@@ -55,14 +101,13 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 	switch {
 	case rdb == nil:
 		return c, fmt.Errorf("%w: Redis client is nil", bloom.ErrInvalidArgument)
-	case name == "":
-		// "{}" is no hash tag: the keys of a filter would land in
-		// different cluster slots.
-		return c, fmt.Errorf("%w: filter name is empty", bloom.ErrInvalidArgument)
 	case f == nil:
 		return c, fmt.Errorf("%w: funnel is nil", bloom.ErrInvalidArgument)
 	case o.strategy == nil:
 		return c, fmt.Errorf("%w: strategy is nil", bloom.ErrInvalidArgument)
+	}
+	if err := validName(name); err != nil {
+		return c, fmt.Errorf("%w: %v", bloom.ErrInvalidArgument, err)
 	}
 	funnelName := o.funnelName
 	if funnelName == "" {
@@ -79,7 +124,7 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 	if bitSize > maxBits {
 		return c, fmt.Errorf("%w: %d bits, more than the 2^32 bits (512 MiB) a Redis string holds", bloom.ErrTooLarge, bitSize)
 	}
-	cfg := fmt.Sprintf("%s bits=%d k=%d strategy=%v funnel=%q%s", configFormat, bitSize, k, o.strategy, funnelName, window)
+	params := fmt.Sprintf("%s bits=%d k=%d strategy=%v funnel=%q%s", configFormat, bitSize, k, o.strategy, funnelName, window)
 	return core[T]{
 		rdb:      rdb,
 		name:     name,
@@ -89,12 +134,12 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 		k:        k,
 		bitSize:  bitSize,
 		cfgKey:   "{" + name + "}:config",
-		cfg:      cfg,
+		params:   params,
 	}, nil
 }
 
 func newOptions(opts []Option) *options {
-	o := &options{strategy: strategy.Murmur128Mitz64}
+	o := &options{strategy: strategy.Murmur128Mitz64, clock: systemClock{}}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -102,6 +147,25 @@ func newOptions(opts []Option) *options {
 }
 
 func (c *core[T]) nbytes() int64 { return c.bitSize / 8 }
+
+// config returns the config key's value as this filter knows it.
+func (c *core[T]) config() string { return c.cfg }
+
+// paramsOf returns a stored config without its identity.
+func paramsOf(cfg string) string {
+	if i := strings.LastIndex(cfg, idField); i >= 0 {
+		return cfg[:i]
+	}
+	return cfg
+}
+
+// newConfig returns the config of a filter created now: the parameters and
+// a new identity.
+func (c *core[T]) newConfig() string {
+	var id [8]byte
+	_, _ = rand.Read(id[:]) // never fails
+	return c.params + idField + hex.EncodeToString(id[:])
+}
 
 // scratch is the memory of one eval, reused through scratchPool: a batch of
 // 256 values at k = 7 needs 1792 offsets and their interface values.
@@ -120,6 +184,8 @@ func (c *core[T]) eval(ctx context.Context, op string, script *redis.Script, key
 	n0 := len(dst)
 	perScript := max(1, maxOffsetsPerScript/c.k)
 	perTrip := perScript * maxScriptsPerTrip
+	readOnly := script == containsScript
+	cfg := c.config()
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	for start := 0; start < len(vs); start += perTrip {
@@ -138,13 +204,13 @@ func (c *core[T]) eval(ctx context.Context, op string, script *redis.Script, key
 		s.argv, s.scripts = s.argv[:0], s.scripts[:0]
 		for first := 0; first < len(s.offsets); first += perScript * c.k {
 			from := len(s.argv)
-			s.argv = append(s.argv, c.cfg, c.nbytes(), mode, c.k)
+			s.argv = append(s.argv, cfg, c.nbytes(), mode, c.k)
 			for i := first; i < min(len(s.offsets), first+perScript*c.k); i++ {
 				s.argv = append(s.argv, &s.offsets[i])
 			}
 			s.scripts = append(s.scripts, s.argv[from:len(s.argv):len(s.argv)])
 		}
-		answers, err := c.runScripts(ctx, script, keys, s.scripts)
+		answers, err := c.runScripts(ctx, script, readOnly, keys, s.scripts)
 		if err == nil && len(answers) != len(trip) {
 			err = fmt.Errorf("script answered %d values of %d", len(answers), len(trip))
 		}
@@ -160,49 +226,142 @@ func (c *core[T]) eval(ctx context.Context, op string, script *redis.Script, key
 	return dst, nil
 }
 
-// snapshot reads bitmap and the config in one transaction, one round trip,
-// and decodes them as Guava's readFrom would the writeTo stream they make.
-// A missing bitmap is an error unless missingOK, when it reads as empty.
-func (c *core[T]) snapshot(ctx context.Context, bitmap string, missingOK bool) (*bloom.Filter[T], error) {
-	var cfgCmd, bitsCmd *redis.StringCmd
-	_, err := c.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-		cfgCmd = pipe.Get(ctx, c.cfgKey)
-		bitsCmd = pipe.Get(ctx, bitmap)
+// readChunks runs readScript over the bitmap in chunks of chunkBytes, each
+// checking the config, chunksPerTrip of them per round trip, and passes each
+// reply to each in order; keys and windowed as for readScript. A reply is a
+// []byte for "range", an int64 for "count".
+func (c *core[T]) readChunks(ctx context.Context, op, what string, keys []string, windowed string, each func(from int64, reply any) error) error {
+	cfg := c.config()
+	n := c.nbytes()
+	for trip := int64(0); trip < n; trip += chunkBytes * chunksPerTrip {
+		var args [][]any
+		for from := trip; from < min(n, trip+chunkBytes*chunksPerTrip); from += chunkBytes {
+			args = append(args, []any{cfg, n, what, from, min(n, from+chunkBytes) - 1, windowed})
+		}
+		cmds := c.pipeline(ctx, readScript, true, false, keys, args)
+		for i, cmd := range cmds {
+			if noScript(cmd.Err()) {
+				cmd = c.pipeline(ctx, readScript, true, true, keys, args[i:i+1])[0]
+			}
+			reply, err := cmd.Result()
+			if err != nil {
+				return c.wrap(op, err)
+			}
+			if err := each(args[i][3].(int64), reply); err != nil {
+				return c.wrap(op, err)
+			}
+		}
+	}
+	return nil
+}
+
+// noScript reports whether err says that the server does not know a
+// script's SHA-1.
+func noScript(err error) bool {
+	return errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")
+}
+
+// snapshot reads the bitmap keys[len(keys)-1] in chunks, each with its
+// config checked, and decodes it as Guava's readFrom would the writeTo
+// stream it makes. Bits are only ever set, and a filter re-created meanwhile
+// fails the check, so the copy holds every value put before it started.
+func (c *core[T]) snapshot(ctx context.Context, keys []string, windowed string) (*bloom.Filter[T], error) {
+	// Guava's header, then the words.
+	buf := make([]byte, 6, 6+c.nbytes())
+	buf[0] = byte(c.strategy.Ordinal())
+	buf[1] = byte(c.k)
+	binary.BigEndian.PutUint32(buf[2:], uint32(c.bitSize/64))
+	err := c.readChunks(ctx, "snapshot", "range", keys, windowed, func(from int64, reply any) error {
+		s, _ := reply.(string)
+		want := min(c.nbytes(), from+chunkBytes) - from
+		switch int64(len(s)) {
+		case want:
+			buf = append(buf, s...)
+		case 0: // a generation that expired, or was never created
+			buf = append(buf, make([]byte, want)...)
+		default:
+			return fmt.Errorf("read %d bytes at %d, want %d", len(s), from, want)
+		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, c.wrap("snapshot", err)
+	if err != nil {
+		return nil, err
 	}
-	cfg, err := cfgCmd.Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return nil, c.fail("snapshot", ErrNotFound, "config key "+c.cfgKey+" is missing")
-	case err != nil:
-		return nil, c.wrap("snapshot", err)
-	case cfg != c.cfg:
-		return nil, c.fail("snapshot", ErrMismatch, cfg)
-	}
-	bits, err := bitsCmd.Bytes()
-	switch {
-	case errors.Is(err, redis.Nil) && missingOK:
-		bits = make([]byte, c.nbytes())
-	case errors.Is(err, redis.Nil):
-		return nil, c.fail("snapshot", ErrNotFound, "bitmap "+bitmap+" is missing")
-	case err != nil:
-		return nil, c.wrap("snapshot", err)
-	case int64(len(bits)) != c.nbytes():
-		return nil, c.fail("snapshot", ErrNotFilter, fmt.Sprintf("%s holds %d bytes, want %d", bitmap, len(bits), c.nbytes()))
-	}
-	// Guava's header, then the bytes as they are: no copy of the bitmap.
-	var header [6]byte
-	header[0] = byte(c.strategy.Ordinal())
-	header[1] = byte(c.k)
-	binary.BigEndian.PutUint32(header[2:], uint32(c.bitSize/64))
-	f, err := bloom.ReadFrom(io.MultiReader(bytes.NewReader(header[:]), bytes.NewReader(bits)), c.funnel)
+	f, err := bloom.ReadFrom(bytes.NewReader(buf), c.funnel)
 	if err != nil {
 		return nil, c.wrap("snapshot", err)
 	}
 	return f, nil
+}
+
+// bitCount counts the bits set in the bitmap keys[len(keys)-1], in chunks.
+func (c *core[T]) bitCount(ctx context.Context, keys []string, windowed string) (int64, error) {
+	var total int64
+	err := c.readChunks(ctx, "bitCount", "count", keys, windowed, func(_ int64, reply any) error {
+		n, ok := reply.(int64)
+		if !ok {
+			return fmt.Errorf("BITCOUNT answered %T", reply)
+		}
+		total += n
+		return nil
+	})
+	return total, err
+}
+
+// merge ORs local's bits into the bitmap, in chunks of chunkBytes, each in
+// one script that checks the config; chunks of local without a bit set are
+// not sent, but for the first.
+func (c *core[T]) merge(ctx context.Context, bitmap string, local *bloom.Filter[T]) error {
+	if err := c.checkLocal(local); err != nil {
+		return err
+	}
+	data, err := local.MarshalBinary()
+	if err != nil {
+		return c.wrap("merge", err)
+	}
+	words := data[6:] // without Guava's header
+	var suffix [8]byte
+	_, _ = rand.Read(suffix[:]) // never fails
+	tmp := bitmap + ":merge:" + hex.EncodeToString(suffix[:])
+	keys := []string{c.cfgKey, bitmap, tmp + ":a", tmp + ":b"}
+	cfg := c.config()
+	var args [][]any
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		_, err := c.runScripts(ctx, mergeScript, false, keys, args)
+		args = args[:0]
+		return c.wrap("merge", err)
+	}
+	for from := 0; from < len(words); from += chunkBytes {
+		chunk := words[from:min(len(words), from+chunkBytes)]
+		if from > 0 && allZero(chunk) {
+			continue // the first is always sent, for the checks
+		}
+		args = append(args, []any{cfg, c.nbytes(), int64(from), chunk})
+		if len(args) == chunksPerTrip {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // checkLocal reports whether local can be merged into the filter, with
@@ -221,4 +380,126 @@ func (c *core[T]) checkLocal(local *bloom.Filter[T]) error {
 		return fmt.Errorf("%w: merge %q: filters must have equal funnels (%v != %v)", bloom.ErrIncompatible, c.name, c.funnel, local.Funnel())
 	}
 	return nil
+}
+
+// open finds the filter's config, or creates the filter, and records the
+// config in c. second is the bitmap for a plain filter, the record of the
+// generations for a window. It reads first, without writing, so that a
+// read-only user opens an existing filter; it writes only to create, and
+// then only if nothing changed since it read.
+func (c *core[T]) open(ctx context.Context, second string, windowed bool, o *options) error {
+	if err := c.checkEviction(ctx, windowed, o); err != nil {
+		return err
+	}
+	keys := []string{c.cfgKey, second}
+	w := "0"
+	if windowed {
+		w = "1"
+	}
+	for attempt := 0; ; attempt++ {
+		res, err := c.run(ctx, inspectScript, true, keys, w).Slice()
+		if err != nil {
+			return c.wrap("open", err)
+		}
+		stored, _ := res[0].(string)
+		n, _ := res[1].(int64)
+		cfg, err := c.decide(stored, n, second, windowed, o)
+		if err != nil || cfg == stored {
+			c.cfg = cfg
+			return err
+		}
+		adopt := "0"
+		if stored == "" && n != 0 {
+			adopt = "1"
+		}
+		res, err = c.run(ctx, createScript, false, keys, stored, cfg, c.nbytes(), w, adopt, n).Slice()
+		if err != nil {
+			return c.wrap("open", err)
+		}
+		if done, _ := res[0].(int64); done == 1 {
+			c.cfg = cfg
+			return nil
+		}
+		if attempt == 3 {
+			return fmt.Errorf("redisfilter: open %q: the filter changed under every attempt to create it", c.name)
+		}
+		// Another process created or changed it meanwhile: look again.
+	}
+}
+
+// decide returns the config an opened filter is to have, given what Open
+// found: the stored config ("" for none) and the length of the bitmap, or
+// for a window the number of recorded generations. A config other than the
+// stored one is to be written.
+func (c *core[T]) decide(stored string, n int64, second string, windowed bool, o *options) (string, error) {
+	if stored != "" && paramsOf(stored) != c.params {
+		return "", c.fail("open", ErrMismatch, stored)
+	}
+	if windowed {
+		switch {
+		case stored != "":
+			return stored, nil
+		case n > 0 && !o.adopt:
+			return "", c.fail("open", ErrLost, fmt.Sprintf("config key %s is missing, but %s records %d generations: if they are this filter's, open it with WithAdopt to take them back; otherwise delete %s and the generations' keys", c.cfgKey, second, n, second))
+		}
+		return c.newConfig(), nil
+	}
+	switch {
+	case n != 0 && n != c.nbytes():
+		return "", c.fail("open", ErrNotFilter, fmt.Sprintf("%s holds %d bytes, want %d", second, n, c.nbytes()))
+	case stored != "" && n != 0:
+		return stored, nil
+	case stored != "" && !o.recreate:
+		return "", c.fail("open", ErrLost, fmt.Sprintf("bitmap %s is missing but its config key %s exists: the values put are gone (deleted, evicted, or a restart without persistence); open it with WithRecreate to start it again empty, or rebuild it from a Hybrid's Sync", second, c.cfgKey))
+	case stored == "" && n != 0 && !o.adopt:
+		return "", c.fail("open", ErrLost, fmt.Sprintf("config key %s is missing, but bitmap %s has the length of this filter: if it was created with these parameters, open it with WithAdopt to take it back; otherwise delete %s", c.cfgKey, second, second))
+	}
+	return c.newConfig(), nil
+}
+
+// evictingPolicy reports whether a maxmemory-policy may evict a filter's
+// keys: every allkeys-* policy, and for a window, whose bitmaps expire,
+// every volatile-* one.
+func evictingPolicy(policy string, windowed bool) bool {
+	return strings.HasPrefix(policy, "allkeys-") || windowed && strings.HasPrefix(policy, "volatile-")
+}
+
+// checkEviction reads maxmemory-policy from INFO memory of every node (of a
+// cluster, masters and replicas alike, since a replica may be promoted), and
+// refuses one that may evict the filter's keys unless o allows it. A node
+// that does not tell its policy (INFO denied, or a managed Redis that leaves
+// the field out) is not refused: eviction there is still caught, as ErrLost.
+func (c *core[T]) checkEviction(ctx context.Context, windowed bool, o *options) error {
+	if o.allowEviction {
+		return nil
+	}
+	check := func(ctx context.Context, node redis.Cmdable) error {
+		info, err := node.Info(ctx, "memory").Result()
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			return nil
+		}
+		for line := range strings.Lines(info) {
+			policy, ok := strings.CutPrefix(strings.TrimSpace(line), "maxmemory_policy:")
+			if ok && evictingPolicy(policy, windowed) {
+				return fmt.Errorf("%w: open %q: the server's maxmemory-policy is %s, which may evict the filter's keys; set it to noeviction, or open with WithEvictionAllowed, and calls will then report evicted bits as ErrLost", ErrEvictable, c.name, policy)
+			}
+		}
+		return nil
+	}
+	type sharded interface {
+		ForEachShard(context.Context, func(context.Context, *redis.Client) error) error
+	}
+	var err error
+	if s, ok := c.rdb.(sharded); ok {
+		err = s.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error { return check(ctx, node) })
+	} else {
+		err = check(ctx, c.rdb)
+	}
+	if err != nil && !errors.Is(err, ErrEvictable) {
+		return c.wrap("open", err)
+	}
+	return err
 }

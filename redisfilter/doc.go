@@ -24,20 +24,24 @@
 // A filter named name has two keys that share a Redis Cluster hash slot:
 //
 //	{name}          the bit array, a string of exactly BitSize/8 bytes
-//	{name}:config   its parameters, as in
-//	                mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String"
+//	{name}:config   its parameters and identity, as in
+//	                mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=5f0c2a9e81d4b7c3
 //
 // [Open] creates both, the bitmap at its full size, or checks that the
-// stored parameters are the ones asked for. Every call checks them again on
-// the server, in the same Lua script that reads or sets the bits, so a
-// filter deleted and re-created with other parameters gives an error
-// wrapping [ErrMismatch], never wrong answers or corrupted bits. A bitmap
-// that is missing (deleted, evicted, or lost with a restart of a server
-// without persistence) gives [ErrNotFound], and a key of the wrong type or
-// length [ErrNotFilter]. A windowed filter ([OpenWindowed]) keeps one bitmap
-// per generation, {name}:<generation>, beside the same config key.
+// stored parameters are the ones asked for. Every call checks the config
+// again on the server, in the same Lua script that reads or sets the bits,
+// so a filter re-created with other parameters gives an error wrapping
+// [ErrMismatch], and one re-created with the same parameters (a new id) or
+// whose keys are gone an error wrapping [ErrLost], never wrong answers or
+// corrupted bits. A key of the wrong type or length gives [ErrNotFilter]. A
+// windowed filter ([OpenWindowed]) keeps one bitmap per generation,
+// {name}:<generation>, beside the same config key, and records the
+// generations it created in the sorted set {name}:generations.
 //
-// Redis strings hold at most 512 MiB, so a filter has at most 2³² bits.
+// Names are at most 256 bytes of UTF-8 without '{', '}', '#' or control
+// characters, on every kind of server alike. Redis strings hold at most
+// 512 MiB, so a filter has at most 2³² bits. The scripts use Redis 7's
+// shebang flags: Redis 7.0 or later is required.
 //
 // # Round trips and timeouts
 //
@@ -56,8 +60,8 @@
 //
 // # Local copies
 //
-// [Filter.Snapshot] copies the filter into a local [bloom.Filter] with one
-// GET, and [Filter.Merge] ORs a local filter into Redis. [Hybrid] builds on
+// [Filter.Snapshot] copies the filter into a local [bloom.Filter] in chunks
+// of 1 MiB, and [Filter.Merge] ORs a local filter into Redis in chunks. [Hybrid] builds on
 // both: each process puts and queries a local lock-free filter at memory
 // speed, and synchronizes it with the shared one periodically.
 package redisfilter

@@ -303,11 +303,15 @@ func TestFaultRestartWithoutPersistence(t *testing.T) {
 	require.NoError(t, srv.start())
 	// The pool's connections died with the server; go-redis replaces them.
 	_, err = f.Put(ctx, "x")
-	require.ErrorIs(t, err, redisfilter.ErrNotFound)
+	require.ErrorIs(t, err, redisfilter.ErrLost)
 	_, err = f.Snapshot(ctx)
-	require.ErrorIs(t, err, redisfilter.ErrNotFound)
+	require.ErrorIs(t, err, redisfilter.ErrLost)
 
 	require.NoError(t, h.Sync(ctx))
+	_, err = f.MightContainMany(ctx, nil, values)
+	require.ErrorIs(t, err, redisfilter.ErrLost, "a Filter opened before the loss")
+	f, err = redisfilter.Open(ctx, rdb, "lost", funnel.String, 1000, 0.01)
+	require.NoError(t, err)
 	found, err := f.MightContainMany(ctx, nil, values)
 	require.NoError(t, err)
 	assert.NotContains(t, found, false, "the Hybrid did not restore its values")

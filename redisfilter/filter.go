@@ -2,10 +2,7 @@ package redisfilter
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
@@ -24,8 +21,9 @@ import (
 // sees them; as in Guava, two concurrent Puts of the same new value may both
 // report a change.
 type Filter[T any] struct {
-	c   core[T]
-	key string
+	c    core[T]
+	key  string
+	keys []string // the config key and key, as the scripts take them
 }
 
 // Open returns the filter called name in the Redis server or cluster that
@@ -35,22 +33,34 @@ type Filter[T any] struct {
 // checks that it was created with the same bit size, number of hash
 // functions, strategy and funnel name: a filter with other parameters is an
 // error wrapping [ErrMismatch], and a key under the filter's name that holds
-// something else one wrapping [ErrNotFilter]. If the config key exists but
-// the bitmap does not, Open re-creates the bitmap, empty.
+// something else one wrapping [ErrNotFilter].
+//
+// Open never re-creates a filter that lost its bits: if the config key
+// exists but the bitmap does not, it returns an error wrapping [ErrLost],
+// unless [WithRecreate] is given; if the bitmap exists but the config key
+// does not, likewise unless [WithAdopt] is given. It refuses, with an error
+// wrapping [ErrEvictable], a server whose maxmemory-policy may evict the
+// filter's keys, unless [WithEvictionAllowed] is given. Opening an existing
+// filter only reads, so a read-only user can do it.
 //
 // Open returns an error wrapping [bloom.ErrInvalidArgument] for arguments
-// [bloom.New] rejects, an empty name, a nil rdb, or a funnel without a name
-// (see [WithFunnelName]), and one wrapping [bloom.ErrTooLarge] for a filter of
-// more than 2³² bits, which Redis cannot hold.
+// [bloom.New] rejects, a nil rdb, a funnel without a name (see
+// [WithFunnelName]), or a name that is empty, longer than 256 bytes, or
+// holds '{', '}', '#' or a control character, and one wrapping
+// [bloom.ErrTooLarge] for a filter of more than 2³² bits, which Redis cannot
+// hold.
 func Open[T any](ctx context.Context, rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts ...Option) (*Filter[T], error) {
-	c, err := newCore(rdb, name, f, expectedInsertions, fpp, "", newOptions(opts))
+	o := newOptions(opts)
+	c, err := newCore(rdb, name, f, expectedInsertions, fpp, "", o)
 	if err != nil {
 		return nil, err
 	}
-	filter := &Filter[T]{c: c, key: "{" + name + "}"}
-	if err := c.open(ctx, filter.key); err != nil {
+	key := "{" + name + "}"
+	filter := &Filter[T]{c: c, key: key, keys: []string{c.cfgKey, key}}
+	if err := filter.c.open(ctx, filter.key, false, o); err != nil {
 		return nil, err
 	}
+	filter.c.lostAdvice = "; the values put are gone: open the filter with WithRecreate to start it again empty, or let a Hybrid's Sync rebuild it; a Filter of a re-created filter must be opened again"
 	return filter, nil
 }
 
@@ -58,7 +68,7 @@ func Open[T any](ctx context.Context, rdb redis.UniversalClient, name string, f 
 // certainly not in f before. It costs one round trip.
 func (f *Filter[T]) Put(ctx context.Context, v T) (bool, error) {
 	var changed [1]bool
-	res, err := f.c.eval(ctx, "put", putScript, []string{f.c.cfgKey, f.key}, "0", []T{v}, changed[:0])
+	res, err := f.c.eval(ctx, "put", putScript, f.keys, "0", []T{v}, changed[:0])
 	return len(res) == 1 && res[0], err
 }
 
@@ -66,7 +76,7 @@ func (f *Filter[T]) Put(ctx context.Context, v T) (bool, error) {
 // certainly was not. It costs one round trip.
 func (f *Filter[T]) MightContain(ctx context.Context, v T) (bool, error) {
 	var found [1]bool
-	res, err := f.c.eval(ctx, "mightContain", containsScript, []string{f.c.cfgKey, f.key}, "0", []T{v}, found[:0])
+	res, err := f.c.eval(ctx, "mightContain", containsScript, f.keys, "0", []T{v}, found[:0])
 	return len(res) == 1 && res[0], err
 }
 
@@ -74,7 +84,7 @@ func (f *Filter[T]) MightContain(ctx context.Context, v T) (bool, error) {
 // 16·⌊4096/k⌋ values (see the package documentation). On error, some of the
 // values may have been added.
 func (f *Filter[T]) PutMany(ctx context.Context, vs []T) error {
-	_, err := f.c.eval(ctx, "putMany", putScript, []string{f.c.cfgKey, f.key}, "0", vs, nil)
+	_, err := f.c.eval(ctx, "putMany", putScript, f.keys, "0", vs, nil)
 	return err
 }
 
@@ -83,90 +93,43 @@ func (f *Filter[T]) PutMany(ctx context.Context, vs []T) error {
 // round trip for batches of up to 16·⌊4096/k⌋ values. On error it returns dst
 // unchanged.
 func (f *Filter[T]) MightContainMany(ctx context.Context, dst []bool, vs []T) ([]bool, error) {
-	return f.c.eval(ctx, "mightContainMany", containsScript, []string{f.c.cfgKey, f.key}, "0", vs, dst)
+	return f.c.eval(ctx, "mightContainMany", containsScript, f.keys, "0", vs, dst)
 }
 
-// Snapshot returns a local copy of f, read with one GET (in a transaction
-// with the config key, to check it): a [bloom.Filter] with f's funnel that
+// Snapshot returns a local copy of f: a [bloom.Filter] with f's funnel that
 // equals one built from the same puts, and that Guava would read from the
-// same bytes prefixed with Guava's header. It allocates about twice
-// BitSize()/8 bytes while it decodes.
+// same bytes prefixed with Guava's header. It reads the bitmap in chunks of
+// 1 MiB, each with GETRANGE in a read-only script that checks the config,
+// so that it works for a read-only user, on a replica, and on a server out
+// of memory, and holds the server for about a millisecond at a time. Bits
+// are only ever set, and a filter re-created meanwhile is an error, so the
+// copy holds every value put before Snapshot started, and maybe some put
+// while it ran. It allocates about twice BitSize()/8 bytes.
 func (f *Filter[T]) Snapshot(ctx context.Context) (*bloom.Filter[T], error) {
-	return f.c.snapshot(ctx, f.key, false)
+	return f.c.snapshot(ctx, f.keys, "0")
 }
 
-// mergeTTL bounds how long the bits Merge sends can outlive a Merge that
-// fails between its two commands.
-const mergeTTL = time.Minute
-
-// mergeScript ORs KEYS[3], a temporary copy of a local filter's bits, into
-// the bitmap KEYS[2] and deletes it, also when it fails.
-var mergeScript = redis.NewScript(scriptPrelude("redis.call('DEL', KEYS[3])") + `
-local len = redis.pcall('STRLEN', KEYS[2])
-if type(len) == 'table' then return fail(len.err) end
-if len == 0 then return fail('MITZBLOOM_NOTFOUND bitmap ' .. KEYS[2] .. ' is missing') end
-if len ~= nbytes then
-  return fail('MITZBLOOM_NOTFILTER ' .. KEYS[2] .. ' holds ' .. len .. ' bytes, want ' .. nbytes)
-end
-local tmp = redis.call('STRLEN', KEYS[3])
-if tmp ~= nbytes then return fail('temporary key ' .. KEYS[3] .. ' holds ' .. tmp .. ' bytes, want ' .. nbytes) end
-redis.call('BITOP', 'OR', KEYS[2], KEYS[2], KEYS[3])
-redis.call('DEL', KEYS[3])
-return 'OK'
-`)
-
-// Merge adds every value put in local to f, by ORing local's bits into f's
-// with BITOP OR, as [bloom.Filter.PutAll] does locally. It sends the bits to
-// a temporary key in f's hash slot and runs the OR in the same round trip.
-// A local filter with another number of hash functions, bit size, strategy
-// or funnel (see [funnel.Equal]) is an error wrapping [bloom.ErrIncompatible],
-// and f is unchanged.
-// Puts into local while Merge runs may or may not be merged.
+// Merge adds every value put in local to f, by ORing local's bits into f's,
+// as [bloom.Filter.PutAll] does locally: in chunks of 1 MiB, each ORed in
+// one script (with BITOP through two temporary keys in f's hash slot, which
+// the script deletes), chunksPerTrip per round trip; chunks of local with no
+// bit set are not sent. A local filter with another number of hash
+// functions, bit size, strategy or funnel (see [funnel.Equal]) is an error
+// wrapping [bloom.ErrIncompatible], and f is unchanged. Puts into local
+// while Merge runs may or may not be merged; on error, some chunks may have
+// been merged.
 func (f *Filter[T]) Merge(ctx context.Context, local *bloom.Filter[T]) error {
-	if err := f.c.checkLocal(local); err != nil {
-		return err
-	}
-	data, err := local.MarshalBinary()
-	if err != nil {
-		return f.c.wrap("merge", err)
-	}
-	var suffix [8]byte
-	for i := range suffix {
-		suffix[i] = byte(rand.Uint32())
-	}
-	tmp := f.key + ":merge:" + hex.EncodeToString(suffix[:])
-	keys := []string{f.c.cfgKey, f.key, tmp}
-	var merge *redis.Cmd
-	_, err = f.c.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		pipe.Set(ctx, tmp, data[6:], mergeTTL) // the words, without Guava's header
-		merge = pipe.EvalSha(ctx, mergeScript.Hash(), keys, f.c.cfg, f.c.nbytes())
-		return nil
-	})
-	if redis.HasErrorPrefix(merge.Err(), "NOSCRIPT") {
-		// The bits are in Redis already; only the script was missing.
-		err = mergeScript.Run(ctx, f.c.rdb, keys, f.c.cfg, f.c.nbytes()).Err()
-	}
-	return f.c.wrap("merge", err)
+	return f.c.merge(ctx, f.key, local)
 }
 
-// bitCountScript counts the bits set in KEYS[2].
-var bitCountScript = redis.NewScript(scriptPrelude("") + `
-local len = redis.call('STRLEN', KEYS[2])
-if len == 0 then return fail('MITZBLOOM_NOTFOUND bitmap ' .. KEYS[2] .. ' is missing') end
-if len ~= nbytes then
-  return fail('MITZBLOOM_NOTFILTER ' .. KEYS[2] .. ' holds ' .. len .. ' bytes, want ' .. nbytes)
-end
-return redis.call('BITCOUNT', KEYS[2])
-`)
-
-// BitCount returns the number of bits set in f, counted by Redis's BITCOUNT.
+// BitCount returns the number of bits set in f, counted by Redis's
+// BITCOUNT in chunks, each in a read-only script that checks the config.
 func (f *Filter[T]) BitCount(ctx context.Context) (int64, error) {
-	n, err := bitCountScript.Run(ctx, f.c.rdb, []string{f.c.cfgKey, f.key}, f.c.cfg, f.c.nbytes()).Int64()
-	return n, f.c.wrap("bitCount", err)
+	return f.c.bitCount(ctx, f.keys, "0")
 }
 
 // Delete removes f's keys from Redis. Calls on f, and on other Filters of the
-// same name, then return errors wrapping [ErrNotFound] until the filter is
+// same name, then return errors wrapping [ErrLost] until the filter is
 // opened again.
 func (f *Filter[T]) Delete(ctx context.Context) error {
 	return f.c.wrap("delete", f.c.rdb.Del(ctx, f.key, f.c.cfgKey).Err())

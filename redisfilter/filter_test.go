@@ -61,70 +61,71 @@ func wordsOf[T any](t testing.TB, local *bloom.Filter[T]) []byte {
 // count, and Snapshot equals the local filter. Guava itself reads these
 // bytes in TestJavaInterop.
 func TestLayout(t *testing.T) {
-	rdb := sharedClient(t)
-	ctx := testContext(t)
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, s := range strategies {
-		for _, n := range []int64{0, 100, 5000} {
-			t.Run(fmt.Sprintf("%v/n=%d", s, n), func(t *testing.T) {
-				f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, n, 0.01, redisfilter.WithStrategy(s))
-				require.NoError(t, err)
-				t.Cleanup(func() { f.Delete(context.Background()) })
-				local, err := bloom.New(funnel.String, n, 0.01, bloom.WithStrategy(s))
-				require.NoError(t, err)
-				require.Equal(t, local.BitSize(), f.BitSize())
-				require.Equal(t, local.NumHashFunctions(), f.NumHashFunctions())
-
-				// Created at full size, before any put.
-				got, err := rdb.Get(ctx, f.Key()).Bytes()
-				require.NoError(t, err)
-				require.Equal(t, wordsOf(t, local), got, "empty filter")
-
-				// One value: exactly its Guava indexes are set, at i XOR 63.
-				const first = "hello"
-				changed, err := f.Put(ctx, first)
-				require.NoError(t, err)
-				assert.True(t, changed)
-				local.Put(first)
-				h1, h2 := strategy.Sum128(funnel.String, first)
-				idx := s.AppendIndexes(nil, h1, h2, f.NumHashFunctions(), f.BitSize())
-				for _, i := range idx {
-					bit, err := rdb.GetBit(ctx, f.Key(), i^63).Result()
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		r := rand.New(rand.NewPCG(1, 2))
+		for _, s := range strategies {
+			for _, n := range []int64{0, 100, 5000} {
+				t.Run(fmt.Sprintf("%v/n=%d", s, n), func(t *testing.T) {
+					f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, n, 0.01, redisfilter.WithStrategy(s))
 					require.NoError(t, err)
-					assert.EqualValues(t, 1, bit, "Guava bit %d at Redis offset %d", i, i^63)
-					assert.True(t, local.Bits().Test(uint(i)), "the local filter has bit %d", i)
-				}
-				count, err := f.BitCount(ctx)
-				require.NoError(t, err)
-				assert.Equal(t, local.BitCount(), count)
+					t.Cleanup(func() { f.Delete(context.Background()) })
+					local, err := bloom.New(funnel.String, n, 0.01, bloom.WithStrategy(s))
+					require.NoError(t, err)
+					require.Equal(t, local.BitSize(), f.BitSize())
+					require.Equal(t, local.NumHashFunctions(), f.NumHashFunctions())
 
-				values := randomStrings(r, int(n), []string{first})
-				require.NoError(t, f.PutMany(ctx, values))
-				for _, v := range values {
-					local.Put(v)
-				}
-				got, err = rdb.Get(ctx, f.Key()).Bytes()
-				require.NoError(t, err)
-				if !bytes.Equal(wordsOf(t, local), got) {
-					t.Fatalf("GET differs from the local filter's words")
-				}
-				count, err = f.BitCount(ctx)
-				require.NoError(t, err)
-				assert.Equal(t, local.BitCount(), count)
+					// Created at full size, before any put.
+					got, err := rdb.Get(ctx, f.Key()).Bytes()
+					require.NoError(t, err)
+					require.Equal(t, wordsOf(t, local), got, "empty filter")
 
-				snap, err := f.Snapshot(ctx)
-				require.NoError(t, err)
-				assert.True(t, snap.Equal(local), "Snapshot differs from the local filter")
+					// One value: exactly its Guava indexes are set, at i XOR 63.
+					const first = "hello"
+					changed, err := f.Put(ctx, first)
+					require.NoError(t, err)
+					assert.True(t, changed)
+					local.Put(first)
+					h1, h2 := strategy.Sum128(funnel.String, first)
+					idx := s.AppendIndexes(nil, h1, h2, f.NumHashFunctions(), f.BitSize())
+					for _, i := range idx {
+						bit, err := rdb.GetBit(ctx, f.Key(), i^63).Result()
+						require.NoError(t, err)
+						assert.EqualValues(t, 1, bit, "Guava bit %d at Redis offset %d", i, i^63)
+						assert.True(t, local.Bits().Test(uint(i)), "the local filter has bit %d", i)
+					}
+					count, err := f.BitCount(ctx)
+					require.NoError(t, err)
+					assert.Equal(t, local.BitCount(), count)
 
-				// GET plus Guava's header is what bloom.ReadFrom reads.
-				header := []byte{byte(s.Ordinal()), byte(f.NumHashFunctions()), 0, 0, 0, 0}
-				binary.BigEndian.PutUint32(header[2:], uint32(f.BitSize()/64))
-				read, err := bloom.ReadFrom(bytes.NewReader(append(header, got...)), funnel.String)
-				require.NoError(t, err)
-				assert.True(t, read.Equal(local), "ReadFrom(header + GET) differs from the local filter")
-			})
+					values := randomStrings(r, int(n), []string{first})
+					require.NoError(t, f.PutMany(ctx, values))
+					for _, v := range values {
+						local.Put(v)
+					}
+					got, err = rdb.Get(ctx, f.Key()).Bytes()
+					require.NoError(t, err)
+					if !bytes.Equal(wordsOf(t, local), got) {
+						t.Fatalf("GET differs from the local filter's words")
+					}
+					count, err = f.BitCount(ctx)
+					require.NoError(t, err)
+					assert.Equal(t, local.BitCount(), count)
+
+					snap, err := f.Snapshot(ctx)
+					require.NoError(t, err)
+					assert.True(t, snap.Equal(local), "Snapshot differs from the local filter")
+
+					// GET plus Guava's header is what bloom.ReadFrom reads.
+					header := []byte{byte(s.Ordinal()), byte(f.NumHashFunctions()), 0, 0, 0, 0}
+					binary.BigEndian.PutUint32(header[2:], uint32(f.BitSize()/64))
+					read, err := bloom.ReadFrom(bytes.NewReader(append(header, got...)), funnel.String)
+					require.NoError(t, err)
+					assert.True(t, read.Equal(local), "ReadFrom(header + GET) differs from the local filter")
+				})
+			}
 		}
-	}
+	})
 }
 
 // TestFunnels puts values of every kind of funnel, a custom one included,
@@ -183,282 +184,320 @@ func checkFunnel[T any](t *testing.T, rdb redis.UniversalClient, f funnel.Funnel
 // local one's, single-threaded, where they must agree exactly, with batches
 // large enough to take several scripts and several round trips.
 func TestPutAndMightContain(t *testing.T) {
-	rdb := sharedClient(t)
-	ctx := testContext(t)
-	r := rand.New(rand.NewPCG(3, 4))
-	f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 20000, 0.01)
-	require.NoError(t, err)
-	t.Cleanup(func() { f.Delete(context.Background()) })
-	local, err := bloom.New(funnel.String, 20000, 0.01)
-	require.NoError(t, err)
-
-	// 16 scripts of ⌊4096/7⌋ = 585 values make a round trip: 20000 values
-	// take three, the last of them partial.
-	values := randomStrings(r, 20000)
-	probes := randomStrings(r, 20000, values)
-
-	for _, v := range values[:100] {
-		want := local.Put(v)
-		got, err := f.Put(ctx, v)
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		r := rand.New(rand.NewPCG(3, 4))
+		f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 20000, 0.01)
 		require.NoError(t, err)
-		require.Equal(t, want, got, "Put(%q)", v)
-		again, err := f.Put(ctx, v)
+		t.Cleanup(func() { f.Delete(context.Background()) })
+		local, err := bloom.New(funnel.String, 20000, 0.01)
 		require.NoError(t, err)
-		assert.False(t, again, "a second Put(%q) reports a change", v)
-		found, err := f.MightContain(ctx, v)
-		require.NoError(t, err)
-		assert.True(t, found, "MightContain(%q) after Put", v)
-	}
-	require.NoError(t, f.PutMany(ctx, values[100:]))
-	for _, v := range values[100:] {
-		local.Put(v)
-	}
 
-	prefix := []bool{true, false, true}
-	all := append(append([]string{}, values...), probes...)
-	got, err := f.MightContainMany(ctx, append([]bool{}, prefix...), all)
-	require.NoError(t, err)
-	require.Len(t, got, len(prefix)+len(all))
-	assert.Equal(t, prefix, got[:len(prefix)], "MightContainMany must append to dst")
-	falsePositives := 0
-	for i, v := range all {
-		want := local.MightContain(v)
-		if got[len(prefix)+i] != want {
-			t.Fatalf("MightContainMany(%q) = %t, the local filter says %t", v, got[len(prefix)+i], want)
+		// 16 scripts of ⌊4096/7⌋ = 585 values make a round trip: 20000 values
+		// take three, the last of them partial.
+		values := randomStrings(r, 20000)
+		probes := randomStrings(r, 20000, values)
+
+		for _, v := range values[:100] {
+			want := local.Put(v)
+			got, err := f.Put(ctx, v)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "Put(%q)", v)
+			again, err := f.Put(ctx, v)
+			require.NoError(t, err)
+			assert.False(t, again, "a second Put(%q) reports a change", v)
+			found, err := f.MightContain(ctx, v)
+			require.NoError(t, err)
+			assert.True(t, found, "MightContain(%q) after Put", v)
 		}
-		if i >= len(values) && want {
-			falsePositives++
+		require.NoError(t, f.PutMany(ctx, values[100:]))
+		for _, v := range values[100:] {
+			local.Put(v)
 		}
-	}
-	// The probes must not all answer alike, or the comparison tests little.
-	assert.Positive(t, falsePositives, "no probe was a false positive")
-	assert.Less(t, falsePositives, len(probes)/2)
-	for _, v := range probes[:50] {
-		found, err := f.MightContain(ctx, v)
+
+		prefix := []bool{true, false, true}
+		all := append(append([]string{}, values...), probes...)
+		got, err := f.MightContainMany(ctx, append([]bool{}, prefix...), all)
 		require.NoError(t, err)
-		assert.Equal(t, local.MightContain(v), found, "MightContain(%q)", v)
-	}
+		require.Len(t, got, len(prefix)+len(all))
+		assert.Equal(t, prefix, got[:len(prefix)], "MightContainMany must append to dst")
+		falsePositives := 0
+		for i, v := range all {
+			want := local.MightContain(v)
+			if got[len(prefix)+i] != want {
+				t.Fatalf("MightContainMany(%q) = %t, the local filter says %t", v, got[len(prefix)+i], want)
+			}
+			if i >= len(values) && want {
+				falsePositives++
+			}
+		}
+		// The probes must not all answer alike, or the comparison tests little.
+		assert.Positive(t, falsePositives, "no probe was a false positive")
+		assert.Less(t, falsePositives, len(probes)/2)
+		for _, v := range probes[:50] {
+			found, err := f.MightContain(ctx, v)
+			require.NoError(t, err)
+			assert.Equal(t, local.MightContain(v), found, "MightContain(%q)", v)
+		}
 
-	// Empty batches make no call and change nothing.
-	require.NoError(t, f.PutMany(ctx, nil))
-	got, err = f.MightContainMany(ctx, prefix, nil)
-	require.NoError(t, err)
-	assert.Equal(t, prefix, got)
+		// Empty batches make no call and change nothing.
+		require.NoError(t, f.PutMany(ctx, nil))
+		got, err = f.MightContainMany(ctx, prefix, nil)
+		require.NoError(t, err)
+		assert.Equal(t, prefix, got)
 
-	snap, err := f.Snapshot(ctx)
-	require.NoError(t, err)
-	assert.True(t, snap.Equal(local))
+		snap, err := f.Snapshot(ctx)
+		require.NoError(t, err)
+		assert.True(t, snap.Equal(local))
+	})
 }
 
 // TestOpenChecksParameters opens an existing filter with each parameter
 // changed: every one is an error that shows both configs, and the stored
 // filter is untouched.
 func TestOpenChecksParameters(t *testing.T) {
-	rdb := sharedClient(t)
-	ctx := testContext(t)
-	name := filterName(t)
-	f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01)
-	require.NoError(t, err)
-	t.Cleanup(func() { f.Delete(context.Background()) })
-	_, err = f.Put(ctx, "x")
-	require.NoError(t, err)
-	before, err := rdb.Get(ctx, f.Key()).Bytes()
-	require.NoError(t, err)
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		name := filterName(t)
+		f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01)
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Delete(context.Background()) })
+		_, err = f.Put(ctx, "x")
+		require.NoError(t, err)
+		before, err := rdb.Get(ctx, f.Key()).Bytes()
+		require.NoError(t, err)
 
-	same, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01)
-	require.NoError(t, err, "reopening with the same parameters")
-	found, err := same.MightContain(ctx, "x")
-	require.NoError(t, err)
-	assert.True(t, found)
+		same, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01)
+		require.NoError(t, err, "reopening with the same parameters")
+		found, err := same.MightContain(ctx, "x")
+		require.NoError(t, err)
+		assert.True(t, found)
 
-	cases := []struct {
-		name string
-		open func() error
-	}{
-		{"bit size", func() error {
-			_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1000, 0.01)
-			return err
-		}},
-		{"strategy", func() error {
-			_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, redisfilter.WithStrategy(strategy.Murmur128Mitz32))
-			return err
-		}},
-		// At n = 1, p = 0.01 only k differs between the two rules.
-		{"hash count", func() error {
-			_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, redisfilter.WithLegacyHashCount())
-			return err
-		}},
-		{"funnel", func() error {
-			_, err := redisfilter.Open(ctx, rdb, name, funnel.UnencodedChars, 1, 0.01)
-			return err
-		}},
-		{"funnel name", func() error {
-			_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, redisfilter.WithFunnelName("utf8"))
-			return err
-		}},
-		{"window", func() error {
-			_, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 1, 0.01, time.Hour, 2)
-			return err
-		}},
-	}
-	for _, c := range cases {
-		err := c.open()
-		require.ErrorIs(t, err, redisfilter.ErrMismatch, c.name)
-		assert.Contains(t, err.Error(), "bits=64 k=7 strategy=MURMUR128_MITZ_64", c.name)
-		t.Logf("%s: %v", c.name, err)
-	}
-	after, err := rdb.Get(ctx, f.Key()).Bytes()
-	require.NoError(t, err)
-	assert.Equal(t, before, after, "a refused Open changed the bits")
+		cases := []struct {
+			name string
+			open func() error
+		}{
+			{"bit size", func() error {
+				_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1000, 0.01)
+				return err
+			}},
+			{"strategy", func() error {
+				_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, redisfilter.WithStrategy(strategy.Murmur128Mitz32))
+				return err
+			}},
+			// At n = 1, p = 0.01 only k differs between the two rules.
+			{"hash count", func() error {
+				_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, redisfilter.WithLegacyHashCount())
+				return err
+			}},
+			{"funnel", func() error {
+				_, err := redisfilter.Open(ctx, rdb, name, funnel.UnencodedChars, 1, 0.01)
+				return err
+			}},
+			{"funnel name", func() error {
+				_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, redisfilter.WithFunnelName("utf8"))
+				return err
+			}},
+			{"window", func() error {
+				_, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 1, 0.01, time.Hour, 2)
+				return err
+			}},
+		}
+		for _, c := range cases {
+			err := c.open()
+			require.ErrorIs(t, err, redisfilter.ErrMismatch, c.name)
+			assert.Contains(t, err.Error(), "bits=64 k=7 strategy=MURMUR128_MITZ_64", c.name)
+			t.Logf("%s: %v", c.name, err)
+		}
+		after, err := rdb.Get(ctx, f.Key()).Bytes()
+		require.NoError(t, err)
+		assert.Equal(t, before, after, "a refused Open changed the bits")
+	})
 }
 
 // TestParametersChangedUnderneath deletes a filter and re-creates it with
 // other parameters while a Filter of the old ones is in use: every call of
 // the old Filter fails, and none touches the new filter's bits.
 func TestParametersChangedUnderneath(t *testing.T) {
-	rdb := sharedClient(t)
-	ctx := testContext(t)
-	name := filterName(t)
-	old, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01)
-	require.NoError(t, err)
-	require.NoError(t, old.Delete(ctx))
-	// The same size, another k (7 and 6 bits per value): the most dangerous
-	// mix-up, since the bitmap alone cannot tell.
-	replacement, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, redisfilter.WithLegacyHashCount())
-	require.NoError(t, err)
-	require.Equal(t, old.BitSize(), replacement.BitSize())
-	require.NotEqual(t, old.NumHashFunctions(), replacement.NumHashFunctions())
-	t.Cleanup(func() { replacement.Delete(context.Background()) })
-	require.NoError(t, replacement.PutMany(ctx, []string{"a", "b"}))
-	before, err := rdb.Get(ctx, replacement.Key()).Bytes()
-	require.NoError(t, err)
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		name := filterName(t)
+		old, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01)
+		require.NoError(t, err)
+		require.NoError(t, old.Delete(ctx))
+		// The same size, another k (7 and 6 bits per value): the most dangerous
+		// mix-up, since the bitmap alone cannot tell.
+		replacement, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, redisfilter.WithLegacyHashCount())
+		require.NoError(t, err)
+		require.Equal(t, old.BitSize(), replacement.BitSize())
+		require.NotEqual(t, old.NumHashFunctions(), replacement.NumHashFunctions())
+		t.Cleanup(func() { replacement.Delete(context.Background()) })
+		require.NoError(t, replacement.PutMany(ctx, []string{"a", "b"}))
+		before, err := rdb.Get(ctx, replacement.Key()).Bytes()
+		require.NoError(t, err)
 
-	_, err = old.Put(ctx, "c")
-	assert.ErrorIs(t, err, redisfilter.ErrMismatch, "Put")
-	_, err = old.MightContain(ctx, "a")
-	assert.ErrorIs(t, err, redisfilter.ErrMismatch, "MightContain")
-	assert.ErrorIs(t, old.PutMany(ctx, []string{"c", "d"}), redisfilter.ErrMismatch, "PutMany")
-	dst, err := old.MightContainMany(ctx, []bool{true}, []string{"a"})
-	assert.ErrorIs(t, err, redisfilter.ErrMismatch, "MightContainMany")
-	assert.Equal(t, []bool{true}, dst, "MightContainMany must return dst unchanged on error")
-	_, err = old.Snapshot(ctx)
-	assert.ErrorIs(t, err, redisfilter.ErrMismatch, "Snapshot")
-	_, err = old.BitCount(ctx)
-	assert.ErrorIs(t, err, redisfilter.ErrMismatch, "BitCount")
-	local, err := bloom.New(funnel.String, 1, 0.01)
-	require.NoError(t, err)
-	local.Put("z")
-	assert.ErrorIs(t, old.Merge(ctx, local), redisfilter.ErrMismatch, "Merge")
+		_, err = old.Put(ctx, "c")
+		assert.ErrorIs(t, err, redisfilter.ErrMismatch, "Put")
+		_, err = old.MightContain(ctx, "a")
+		assert.ErrorIs(t, err, redisfilter.ErrMismatch, "MightContain")
+		assert.ErrorIs(t, old.PutMany(ctx, []string{"c", "d"}), redisfilter.ErrMismatch, "PutMany")
+		dst, err := old.MightContainMany(ctx, []bool{true}, []string{"a"})
+		assert.ErrorIs(t, err, redisfilter.ErrMismatch, "MightContainMany")
+		assert.Equal(t, []bool{true}, dst, "MightContainMany must return dst unchanged on error")
+		_, err = old.Snapshot(ctx)
+		assert.ErrorIs(t, err, redisfilter.ErrMismatch, "Snapshot")
+		_, err = old.BitCount(ctx)
+		assert.ErrorIs(t, err, redisfilter.ErrMismatch, "BitCount")
+		local, err := bloom.New(funnel.String, 1, 0.01)
+		require.NoError(t, err)
+		local.Put("z")
+		assert.ErrorIs(t, old.Merge(ctx, local), redisfilter.ErrMismatch, "Merge")
 
-	after, err := rdb.Get(ctx, replacement.Key()).Bytes()
-	require.NoError(t, err)
-	assert.Equal(t, before, after, "calls with the old parameters changed the bits")
-	assertNoMergeKeys(t, rdb, name)
+		after, err := rdb.Get(ctx, replacement.Key()).Bytes()
+		require.NoError(t, err)
+		assert.Equal(t, before, after, "calls with the old parameters changed the bits")
+		assertNoMergeKeys(t, rdb, name)
+	})
 }
 
 // TestWrongKeys puts keys of the wrong type or length where a filter's keys
 // go.
 func TestWrongKeys(t *testing.T) {
-	rdb := sharedClient(t)
-	ctx := testContext(t)
-	open := func(name string) (*redisfilter.Filter[string], error) {
-		return redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
-	}
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		open := func(name string) (*redisfilter.Filter[string], error) {
+			return redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
+		}
 
-	t.Run("bitmap is a list", func(t *testing.T) {
-		name := filterName(t)
-		require.NoError(t, rdb.RPush(ctx, "{"+name+"}", "x").Err())
-		_, err := open(name)
-		assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
-		t.Log(err)
-	})
-	t.Run("config is a hash", func(t *testing.T) {
-		name := filterName(t)
-		require.NoError(t, rdb.HSet(ctx, "{"+name+"}:config", "bits", "1").Err())
-		_, err := open(name)
-		assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
-	})
-	t.Run("bitmap without config", func(t *testing.T) {
-		name := filterName(t)
-		f, err := open(name)
-		require.NoError(t, err)
-		require.NoError(t, rdb.Del(ctx, f.ConfigKey()).Err())
-		_, err = open(name)
-		assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
-		_, err = f.Put(ctx, "x")
-		assert.ErrorIs(t, err, redisfilter.ErrNotFound, "Put without config")
-	})
-	t.Run("bitmap replaced", func(t *testing.T) {
-		name := filterName(t)
-		f, err := open(name)
-		require.NoError(t, err)
-		t.Cleanup(func() { f.Delete(context.Background()) })
+		t.Run("bitmap is a list", func(t *testing.T) {
+			name := filterName(t)
+			require.NoError(t, rdb.RPush(ctx, "{"+name+"}", "x").Err())
+			_, err := open(name)
+			assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
+			t.Log(err)
+		})
+		t.Run("config is a hash", func(t *testing.T) {
+			name := filterName(t)
+			require.NoError(t, rdb.HSet(ctx, "{"+name+"}:config", "bits", "1").Err())
+			_, err := open(name)
+			assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
+		})
+		t.Run("bitmap without config", func(t *testing.T) {
+			name := filterName(t)
+			f, err := open(name)
+			require.NoError(t, err)
+			require.NoError(t, rdb.Del(ctx, f.ConfigKey()).Err())
+			_, err = open(name)
+			assert.ErrorIs(t, err, redisfilter.ErrLost)
+			assert.ErrorContains(t, err, "WithAdopt", "the error says what to do")
+			_, err = f.Put(ctx, "x")
+			assert.ErrorIs(t, err, redisfilter.ErrLost, "Put without config")
+		})
+		t.Run("bitmap replaced", func(t *testing.T) {
+			name := filterName(t)
+			f, err := open(name)
+			require.NoError(t, err)
+			t.Cleanup(func() { f.Delete(context.Background()) })
 
-		require.NoError(t, rdb.Set(ctx, f.Key(), "short", 0).Err())
-		_, err = f.Put(ctx, "x")
-		assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Put on a short string")
-		_, err = f.Snapshot(ctx)
-		assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Snapshot of a short string")
-		_, err = open(name)
-		assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Open on a short string")
+			require.NoError(t, rdb.Set(ctx, f.Key(), "short", 0).Err())
+			_, err = f.Put(ctx, "x")
+			assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Put on a short string")
+			_, err = f.Snapshot(ctx)
+			assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Snapshot of a short string")
+			_, err = open(name)
+			assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Open on a short string")
 
-		require.NoError(t, rdb.Del(ctx, f.Key()).Err())
-		require.NoError(t, rdb.SAdd(ctx, f.Key(), "x").Err())
-		_, err = f.Put(ctx, "x")
-		assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Put on a set")
-		_, err = f.MightContainMany(ctx, nil, []string{"x", "y"})
-		assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "MightContainMany on a set")
-		_, err = f.Snapshot(ctx)
-		assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Snapshot of a set")
-		_, err = f.BitCount(ctx)
-		assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "BitCount of a set")
-		local, err := bloom.New(funnel.String, 100, 0.01)
-		require.NoError(t, err)
-		assert.ErrorIs(t, f.Merge(ctx, local), redisfilter.ErrNotFilter, "Merge into a set")
-		assertNoMergeKeys(t, rdb, name)
-		n, err := rdb.SCard(ctx, f.Key()).Result()
-		require.NoError(t, err)
-		assert.EqualValues(t, 1, n, "the set was changed")
+			require.NoError(t, rdb.Del(ctx, f.Key()).Err())
+			require.NoError(t, rdb.SAdd(ctx, f.Key(), "x").Err())
+			_, err = f.Put(ctx, "x")
+			assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Put on a set")
+			_, err = f.MightContainMany(ctx, nil, []string{"x", "y"})
+			assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "MightContainMany on a set")
+			_, err = f.Snapshot(ctx)
+			assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Snapshot of a set")
+			_, err = f.BitCount(ctx)
+			assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "BitCount of a set")
+			local, err := bloom.New(funnel.String, 100, 0.01)
+			require.NoError(t, err)
+			assert.ErrorIs(t, f.Merge(ctx, local), redisfilter.ErrNotFilter, "Merge into a set")
+			assertNoMergeKeys(t, rdb, name)
+			n, err := rdb.SCard(ctx, f.Key()).Result()
+			require.NoError(t, err)
+			assert.EqualValues(t, 1, n, "the set was changed")
+		})
 	})
 }
 
-// TestNotFound deletes a filter's keys under a Filter in use.
-func TestNotFound(t *testing.T) {
-	rdb := sharedClient(t)
+// TestLost deletes a filter's bitmap, then all its keys, under a Filter in
+// use: every call is an error wrapping ErrLost, never an answer; Open does
+// not re-create a bitmap whose config exists unless told to, and a filter
+// re-created makes the Filters opened before it fail too.
+func TestLost(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		name := filterName(t)
+		f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Delete(context.Background()) })
+		require.NoError(t, f.PutMany(ctx, []string{"a", "b"}))
+
+		require.NoError(t, rdb.Del(ctx, f.Key()).Err())
+		assertLost(t, f, 100)
+		exists, err := rdb.Exists(ctx, f.Key()).Result()
+		require.NoError(t, err)
+		assert.Zero(t, exists, "a failed call created a bitmap")
+
+		_, err = redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
+		require.ErrorIs(t, err, redisfilter.ErrLost, "Open of a filter whose bitmap is gone")
+		assert.ErrorContains(t, err, "WithRecreate", "the error says what to do")
+		t.Log(err)
+		exists, err = rdb.Exists(ctx, f.Key()).Result()
+		require.NoError(t, err)
+		assert.Zero(t, exists, "a refused Open created a bitmap")
+
+		again, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01, redisfilter.WithRecreate())
+		require.NoError(t, err)
+		count, err := again.BitCount(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, count)
+		// The Filter opened before the loss must not read the new, empty
+		// bitmap as if it were its own.
+		assertLost(t, f, 100)
+		_, err = again.Put(ctx, "c")
+		require.NoError(t, err)
+
+		require.NoError(t, again.Delete(ctx))
+		assertLost(t, again, 100)
+		// With nothing left, Open creates the filter anew, and the Filters
+		// of the old one still fail.
+		fresh, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
+		require.NoError(t, err)
+		assertLost(t, again, 100)
+		changed, err := fresh.Put(ctx, "a")
+		require.NoError(t, err)
+		assert.True(t, changed)
+	})
+}
+
+// assertLost checks that every call on f fails with ErrLost.
+func assertLost(t *testing.T, f *redisfilter.Filter[string], n int64) {
+	t.Helper()
 	ctx := testContext(t)
-	name := filterName(t)
-	f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
-	require.NoError(t, err)
-	t.Cleanup(func() { f.Delete(context.Background()) })
-	require.NoError(t, f.PutMany(ctx, []string{"a", "b"}))
-
-	require.NoError(t, rdb.Del(ctx, f.Key()).Err())
-	_, err = f.Put(ctx, "c")
-	require.ErrorIs(t, err, redisfilter.ErrNotFound)
-	t.Log(err)
-	exists, err := rdb.Exists(ctx, f.Key()).Result()
-	require.NoError(t, err)
-	assert.Zero(t, exists, "a failed Put created a bitmap")
+	_, err := f.Put(ctx, "c")
+	assert.ErrorIs(t, err, redisfilter.ErrLost, "Put")
+	assert.ErrorIs(t, f.PutMany(ctx, []string{"c", "d"}), redisfilter.ErrLost, "PutMany")
 	_, err = f.MightContain(ctx, "a")
-	assert.ErrorIs(t, err, redisfilter.ErrNotFound)
+	assert.ErrorIs(t, err, redisfilter.ErrLost, "MightContain")
+	_, err = f.MightContainMany(ctx, nil, []string{"a", "b"})
+	assert.ErrorIs(t, err, redisfilter.ErrLost, "MightContainMany")
 	_, err = f.Snapshot(ctx)
-	assert.ErrorIs(t, err, redisfilter.ErrNotFound)
-
-	require.NoError(t, f.Delete(ctx))
-	_, err = f.MightContain(ctx, "a")
-	assert.ErrorIs(t, err, redisfilter.ErrNotFound)
+	assert.ErrorIs(t, err, redisfilter.ErrLost, "Snapshot")
 	_, err = f.BitCount(ctx)
-	assert.ErrorIs(t, err, redisfilter.ErrNotFound)
-
-	// Open re-creates it, empty.
-	again, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
+	assert.ErrorIs(t, err, redisfilter.ErrLost, "BitCount")
+	local, err := bloom.New(funnel.String, n, 0.01)
 	require.NoError(t, err)
-	count, err := again.BitCount(ctx)
-	require.NoError(t, err)
-	assert.Zero(t, count)
-	changed, err := f.Put(ctx, "a")
-	require.NoError(t, err)
-	assert.True(t, changed)
+	local.Put("z")
+	assert.ErrorIs(t, f.Merge(ctx, local), redisfilter.ErrLost, "Merge")
 }
 
 func TestOpenArguments(t *testing.T) {
@@ -538,125 +577,125 @@ func TestOpenArguments(t *testing.T) {
 
 // TestMerge ORs local filters into Redis, as PutAll does locally.
 func TestMerge(t *testing.T) {
-	rdb := sharedClient(t)
-	ctx := testContext(t)
-	r := rand.New(rand.NewPCG(5, 6))
-	for _, s := range strategies {
-		t.Run(s.String(), func(t *testing.T) {
-			name := filterName(t)
-			f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 5000, 0.01, redisfilter.WithStrategy(s))
-			require.NoError(t, err)
-			t.Cleanup(func() { f.Delete(context.Background()) })
-			remoteValues := randomStrings(r, 2000)
-			require.NoError(t, f.PutMany(ctx, remoteValues))
-
-			local, err := bloom.New(funnel.String, 5000, 0.01, bloom.WithStrategy(s))
-			require.NoError(t, err)
-			localValues := randomStrings(r, 2000, remoteValues)
-			for _, v := range localValues {
-				local.Put(v)
-			}
-			want := local.Copy()
-			for _, v := range remoteValues {
-				want.Put(v)
-			}
-
-			require.NoError(t, f.Merge(ctx, local))
-			snap, err := f.Snapshot(ctx)
-			require.NoError(t, err)
-			assert.True(t, snap.Equal(want), "Merge differs from PutAll")
-			found, err := f.MightContainMany(ctx, nil, localValues)
-			require.NoError(t, err)
-			assert.NotContains(t, found, false, "a merged value is missing")
-			assertNoMergeKeys(t, rdb, name)
-
-			// Incompatible local filters are refused before anything is sent.
-			other := strategy.Murmur128Mitz32
-			if s == other {
-				other = strategy.Murmur128Mitz64
-			}
-			bad := map[string]func() (*bloom.Filter[string], error){
-				"size": func() (*bloom.Filter[string], error) {
-					return bloom.New(funnel.String, 6000, 0.01, bloom.WithStrategy(s))
-				},
-				// 47936 bits as well, but k = 10.
-				"k": func() (*bloom.Filter[string], error) {
-					return bloom.New(funnel.String, 3334, 0.001, bloom.WithStrategy(s))
-				},
-				"strategy": func() (*bloom.Filter[string], error) {
-					return bloom.New(funnel.String, 5000, 0.01, bloom.WithStrategy(other))
-				},
-				// Same sizes, but the values are hashed as UTF-16.
-				"funnel": func() (*bloom.Filter[string], error) {
-					return bloom.New(funnel.UnencodedChars, 5000, 0.01, bloom.WithStrategy(s))
-				},
-			}
-			for what, mk := range bad {
-				b, err := mk()
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		r := rand.New(rand.NewPCG(5, 6))
+		for _, s := range strategies {
+			t.Run(s.String(), func(t *testing.T) {
+				name := filterName(t)
+				f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 5000, 0.01, redisfilter.WithStrategy(s))
 				require.NoError(t, err)
-				b.Put("extra")
-				err = f.Merge(ctx, b)
-				assert.ErrorIs(t, err, bloom.ErrIncompatible, what)
-				t.Logf("%s: %v", what, err)
-			}
-			assert.ErrorIs(t, f.Merge(ctx, nil), bloom.ErrInvalidArgument)
-			after, err := f.Snapshot(ctx)
-			require.NoError(t, err)
-			assert.True(t, after.Equal(want), "a refused Merge changed the filter")
-		})
-	}
+				t.Cleanup(func() { f.Delete(context.Background()) })
+				remoteValues := randomStrings(r, 2000)
+				require.NoError(t, f.PutMany(ctx, remoteValues))
+
+				local, err := bloom.New(funnel.String, 5000, 0.01, bloom.WithStrategy(s))
+				require.NoError(t, err)
+				localValues := randomStrings(r, 2000, remoteValues)
+				for _, v := range localValues {
+					local.Put(v)
+				}
+				want := local.Copy()
+				for _, v := range remoteValues {
+					want.Put(v)
+				}
+
+				require.NoError(t, f.Merge(ctx, local))
+				snap, err := f.Snapshot(ctx)
+				require.NoError(t, err)
+				assert.True(t, snap.Equal(want), "Merge differs from PutAll")
+				found, err := f.MightContainMany(ctx, nil, localValues)
+				require.NoError(t, err)
+				assert.NotContains(t, found, false, "a merged value is missing")
+				assertNoMergeKeys(t, rdb, name)
+
+				// Incompatible local filters are refused before anything is sent.
+				other := strategy.Murmur128Mitz32
+				if s == other {
+					other = strategy.Murmur128Mitz64
+				}
+				bad := map[string]func() (*bloom.Filter[string], error){
+					"size": func() (*bloom.Filter[string], error) {
+						return bloom.New(funnel.String, 6000, 0.01, bloom.WithStrategy(s))
+					},
+					// 47936 bits as well, but k = 10.
+					"k": func() (*bloom.Filter[string], error) {
+						return bloom.New(funnel.String, 3334, 0.001, bloom.WithStrategy(s))
+					},
+					"strategy": func() (*bloom.Filter[string], error) {
+						return bloom.New(funnel.String, 5000, 0.01, bloom.WithStrategy(other))
+					},
+					// Same sizes, but the values are hashed as UTF-16.
+					"funnel": func() (*bloom.Filter[string], error) {
+						return bloom.New(funnel.UnencodedChars, 5000, 0.01, bloom.WithStrategy(s))
+					},
+				}
+				for what, mk := range bad {
+					b, err := mk()
+					require.NoError(t, err)
+					b.Put("extra")
+					err = f.Merge(ctx, b)
+					assert.ErrorIs(t, err, bloom.ErrIncompatible, what)
+					t.Logf("%s: %v", what, err)
+				}
+				assert.ErrorIs(t, f.Merge(ctx, nil), bloom.ErrInvalidArgument)
+				after, err := f.Snapshot(ctx)
+				require.NoError(t, err)
+				assert.True(t, after.Equal(want), "a refused Merge changed the filter")
+			})
+		}
+	})
 }
 
 // assertNoMergeKeys checks that no temporary key of Merge is left.
 func assertNoMergeKeys(t *testing.T, rdb redis.UniversalClient, name string) {
 	t.Helper()
-	keys, err := rdb.Keys(context.Background(), "{"+name+"}:merge:*").Result()
-	require.NoError(t, err)
-	assert.Empty(t, keys, "Merge left temporary keys")
+	assert.Empty(t, keysMatching(t, rdb, "{"+name+"}:merge:*"), "Merge left temporary keys")
 }
 
 // TestScriptCacheFlushed runs every call after SCRIPT FLUSH, as after a
 // server restart: each must load its script and succeed, batches of several
 // scripts included.
 func TestScriptCacheFlushed(t *testing.T) {
-	rdb := sharedClient(t)
-	ctx := testContext(t)
-	r := rand.New(rand.NewPCG(7, 8))
-	f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 10000, 0.01)
-	require.NoError(t, err)
-	t.Cleanup(func() { f.Delete(context.Background()) })
-	local, err := bloom.New(funnel.String, 10000, 0.01)
-	require.NoError(t, err)
-	values := randomStrings(r, 5000)
-	for _, v := range values {
-		local.Put(v)
-	}
-	flush := func() { require.NoError(t, rdb.ScriptFlush(ctx).Err()) }
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		r := rand.New(rand.NewPCG(7, 8))
+		f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 10000, 0.01)
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Delete(context.Background()) })
+		local, err := bloom.New(funnel.String, 10000, 0.01)
+		require.NoError(t, err)
+		values := randomStrings(r, 5000)
+		for _, v := range values {
+			local.Put(v)
+		}
+		flush := func() { require.NoError(t, rdb.ScriptFlush(ctx).Err()) }
 
-	flush()
-	require.NoError(t, f.PutMany(ctx, values[:4000]))
-	flush()
-	changed, err := f.Put(ctx, values[4000])
-	require.NoError(t, err)
-	assert.True(t, changed)
-	flush()
-	found, err := f.MightContainMany(ctx, nil, values[:4001])
-	require.NoError(t, err)
-	assert.NotContains(t, found, false)
-	flush()
-	extra, err := bloom.New(funnel.String, 10000, 0.01)
-	require.NoError(t, err)
-	for _, v := range values[4001:] {
-		extra.Put(v)
-	}
-	require.NoError(t, f.Merge(ctx, extra))
-	flush()
-	count, err := f.BitCount(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, local.BitCount(), count)
-	snap, err := f.Snapshot(ctx)
-	require.NoError(t, err)
-	assert.True(t, snap.Equal(local))
+		flush()
+		require.NoError(t, f.PutMany(ctx, values[:4000]))
+		flush()
+		changed, err := f.Put(ctx, values[4000])
+		require.NoError(t, err)
+		assert.True(t, changed)
+		flush()
+		found, err := f.MightContainMany(ctx, nil, values[:4001])
+		require.NoError(t, err)
+		assert.NotContains(t, found, false)
+		flush()
+		extra, err := bloom.New(funnel.String, 10000, 0.01)
+		require.NoError(t, err)
+		for _, v := range values[4001:] {
+			extra.Put(v)
+		}
+		require.NoError(t, f.Merge(ctx, extra))
+		flush()
+		count, err := f.BitCount(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, local.BitCount(), count)
+		snap, err := f.Snapshot(ctx)
+		require.NoError(t, err)
+		assert.True(t, snap.Equal(local))
+	})
 }
 
 func TestString(t *testing.T) {
@@ -670,7 +709,7 @@ func TestString(t *testing.T) {
 	assert.Contains(t, s, "funnel.String MURMUR128_MITZ_64 9600 bits, 7 hash functions")
 	cfg, err := rdb.Get(ctx, f.ConfigKey()).Result()
 	require.NoError(t, err)
-	assert.Equal(t, `mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String"`, cfg)
+	assert.Regexp(t, `^mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=[0-9a-f]{16}$`, cfg)
 	assert.Equal(t, "{"+filterName(t)+"}", f.Key())
 	assert.Equal(t, "{"+filterName(t)+"}:config", f.ConfigKey())
 }

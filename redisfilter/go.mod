@@ -3,7 +3,7 @@ module github.com/mitzbloom/mitzbloom/redisfilter
 go 1.26.0
 
 require (
-	github.com/mitzbloom/mitzbloom v0.0.0-00010101000000-000000000000
+	github.com/mitzbloom/mitzbloom v1.0.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -15,5 +15,3 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
-
-replace github.com/mitzbloom/mitzbloom => ../

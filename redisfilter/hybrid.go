@@ -52,7 +52,10 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 	if err != nil {
 		return nil, err
 	}
-	h := &Hybrid[T]{remote: remote, local: local}
+	// A core of its own, whose config a Sync that rebuilds the filter
+	// changes without racing calls on remote.
+	own := *remote
+	h := &Hybrid[T]{remote: &own, local: local}
 	h.lastSync.Store(started.UnixNano())
 	return h, nil
 }
@@ -99,27 +102,37 @@ func (h *Hybrid[T]) MightContainMany(dst []bool, vs []T) []bool {
 
 // Sync pushes the local puts made since the last Sync to Redis with
 // [Filter.Merge], then pulls the shared filter with [Filter.Snapshot] and ORs
-// it into the local one.
+// it into the local one. If Redis refuses the push for want of memory
+// ([ErrOutOfMemory]) or permission ([ErrNoPermission]), Sync still pulls,
+// and returns the push's error; the next Sync pushes again.
 //
-// If Redis has lost the filter (a restart without persistence, a flush, an
-// eviction), Sync re-creates it and pushes the whole local filter. A replica
-// that finds the shared filter lacking bits it has, because another one
-// re-created it first, pushes the whole local filter at its next Sync. So
-// the fleet rebuilds the shared filter from its replicas' copies within two
-// intervals.
+// If Redis has lost the filter ([ErrLost]: a restart without persistence, a
+// flush, an eviction, or another process re-created it), Sync rebuilds it
+// from the local copy: it takes the filter as it is now, re-creating a
+// missing bitmap or config key, and pushes the whole local filter. Another
+// replica finds the filter re-created at its next Sync and pushes its whole
+// local filter too, so the fleet rebuilds the shared filter from its
+// replicas' copies within one interval, and no replica's local filter loses
+// a value meanwhile. A [Filter] opened before the loss, the one NewHybrid was
+// given included, gets errors wrapping ErrLost until it is opened again.
 func (h *Hybrid[T]) Sync(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	var pushErr error
 	if h.dirty.Swap(false) {
-		if err := h.push(ctx); err != nil {
+		if pushErr = h.push(ctx); pushErr != nil {
 			h.dirty.Store(true)
-			return err
+			if !errors.Is(pushErr, ErrOutOfMemory) && !errors.Is(pushErr, ErrNoPermission) {
+				return pushErr
+			}
+			// A server that refuses writes still serves reads: pull
+			// the others' puts all the same.
 		}
 	}
 	started := time.Now()
 	shared, err := h.remote.Snapshot(ctx)
-	if errors.Is(err, ErrNotFound) {
-		if err := h.push(ctx); err != nil {
+	if errors.Is(err, ErrLost) {
+		if err := h.rebuild(ctx); err != nil {
 			h.dirty.Store(true)
 			return err
 		}
@@ -138,19 +151,28 @@ func (h *Hybrid[T]) Sync(ctx context.Context) error {
 		h.dirty.Store(true)
 	}
 	h.lastSync.Store(started.UnixNano())
-	return nil
+	return pushErr
 }
 
-// push merges the local filter into Redis, re-creating the shared filter
-// first if it is gone.
+// push merges the local filter into Redis, rebuilding the shared filter if
+// it is lost.
 func (h *Hybrid[T]) push(ctx context.Context) error {
 	err := h.remote.Merge(ctx, h.local)
-	if errors.Is(err, ErrNotFound) {
-		if err = h.remote.c.open(ctx, h.remote.key); err == nil {
-			err = h.remote.Merge(ctx, h.local)
-		}
+	if errors.Is(err, ErrLost) {
+		err = h.rebuild(ctx)
 	}
 	return err
+}
+
+// rebuild opens the shared filter again as it is now, re-creating its
+// bitmap or adopting it as needed, and merges the whole local filter into
+// it.
+func (h *Hybrid[T]) rebuild(ctx context.Context) error {
+	o := &options{recreate: true, adopt: true, allowEviction: true}
+	if err := h.remote.c.open(ctx, h.remote.key, false, o); err != nil {
+		return err
+	}
+	return h.remote.Merge(ctx, h.local)
 }
 
 // Run calls Sync every interval until ctx is done, giving each Sync at most

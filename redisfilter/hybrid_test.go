@@ -162,17 +162,27 @@ func TestHybridRebuildsLostFilter(t *testing.T) {
 	// hs[1] has unpushed puts and finds the filter gone: it re-creates it
 	// and pushes everything it has.
 	require.NoError(t, hs[1].Sync(ctx))
-	found, err := remote.MightContainMany(ctx, nil, values[100:])
+	// A Filter opened before the loss does not read the rebuilt filter as
+	// its own: it lacks hs[0]'s values so far.
+	_, err := remote.MightContainMany(ctx, nil, values[:100])
+	require.ErrorIs(t, err, redisfilter.ErrLost)
+	reopened, err := redisfilter.Open(ctx, sharedClient(t), remote.Key()[1:len(remote.Key())-1], funnel.String, 1000, 0.01)
+	require.NoError(t, err)
+	found, err := reopened.MightContainMany(ctx, nil, values[100:])
 	require.NoError(t, err)
 	assert.NotContains(t, found, false, "hs[1]'s values are missing from the re-created filter")
 
-	// hs[0] pushed before the loss and has nothing new: its first Sync
-	// finds the shared filter lacking its bits, its second pushes them.
+	// hs[0] pushed before the loss and has nothing new: its Sync finds the
+	// filter re-created and pushes its whole local filter.
 	require.NoError(t, hs[0].Sync(ctx))
-	require.NoError(t, hs[0].Sync(ctx))
-	found, err = remote.MightContainMany(ctx, nil, values)
+	found, err = reopened.MightContainMany(ctx, nil, values)
 	require.NoError(t, err)
 	assert.NotContains(t, found, false, "values missing from the rebuilt filter")
+	for i, h := range hs {
+		for _, v := range values[i*100 : (i+1)*100] {
+			assert.True(t, h.MightContain(v), "replica %d lost its own value %q", i, v)
+		}
+	}
 }
 
 // TestHybridRun runs two replicas with Run and waits, for a bounded time,

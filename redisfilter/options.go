@@ -11,10 +11,13 @@ import (
 type Option func(*options)
 
 type options struct {
-	strategy   strategy.Strategy
-	legacy     bool
-	funnelName string
-	now        func() time.Time
+	strategy      strategy.Strategy
+	legacy        bool
+	funnelName    string
+	clock         bloom.Clock
+	allowEviction bool
+	recreate      bool
+	adopt         bool
 }
 
 // WithStrategy selects the strategy that maps hashes to bits, as
@@ -40,10 +43,36 @@ func WithFunnelName(name string) Option {
 	return func(o *options) { o.funnelName = name }
 }
 
-// WithClock sets the clock a [Windowed] filter derives its generations from.
-// The default is time.Now. Open ignores it.
-func WithClock(now func() time.Time) Option {
-	return func(o *options) { o.now = now }
+// WithClock sets the clock a [Windowed] filter derives its generations from,
+// as [bloom.WithClock] does for a [bloom.Rotating]; only its Now method is
+// used. The default is the system clock. Open ignores it.
+func WithClock(c bloom.Clock) Option {
+	return func(o *options) { o.clock = c }
+}
+
+// WithEvictionAllowed lets Open and OpenWindowed use a server whose
+// maxmemory-policy may evict the filter's keys, which they refuse otherwise
+// with an error wrapping [ErrEvictable]. Evicted bits are then reported as
+// errors wrapping [ErrLost], never as false answers.
+func WithEvictionAllowed() Option {
+	return func(o *options) { o.allowEviction = true }
+}
+
+// WithRecreate lets Open start a lost filter again, empty: one whose config
+// key exists but whose bitmap is gone. Without it Open returns an error
+// wrapping [ErrLost]. Every other Filter of the name then gets errors
+// wrapping ErrLost, never empty answers, until it is opened again.
+func WithRecreate() Option {
+	return func(o *options) { o.recreate = true }
+}
+
+// WithAdopt lets Open take an existing bitmap whose config key is gone as
+// the filter's, if its length is the one the parameters give, and write the
+// config key again. Without it Open returns an error wrapping [ErrLost]. Only
+// the length can be checked: adopt a bitmap only if it was created with the
+// same parameters. OpenWindowed adopts the recorded generations likewise.
+func WithAdopt() Option {
+	return func(o *options) { o.adopt = true }
 }
 
 func (o *options) sizing() []bloom.Option {
@@ -53,3 +82,10 @@ func (o *options) sizing() []bloom.Option {
 	}
 	return opts
 }
+
+// systemClock is the default clock of a Windowed filter.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) AfterFunc(d time.Duration, f func()) { time.AfterFunc(d, f) }

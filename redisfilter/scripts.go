@@ -9,14 +9,27 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// Every script starts with a shebang (Redis 7): "#!lua" for those that
+// write, which Redis refuses to start when it is out of memory instead of
+// failing halfway, and "#!lua flags=no-writes" for those that only read,
+// which run with EVALSHA_RO, so that a read-only ACL user, a replica, and a
+// server out of memory all run them.
+const (
+	writes   = "#!lua\n"
+	noWrites = "#!lua flags=no-writes\n"
+)
+
 // scriptPrelude returns the Lua every script that touches bits starts with.
 // It checks the config key, so that a filter re-created with other
-// parameters under the same name is never read or written with the wrong
-// ones, and defines fail, which the scripts return their errors through and
-// which runs the Lua statement cleanup first. The errors start with codes
-// that wrap maps to sentinels.
-func scriptPrelude(cleanup string) string {
-	return `
+// parameters, or re-created at all, under the same name is never read or
+// written with the wrong ones, and defines fail, which the scripts return
+// their errors through and which runs the Lua statement cleanup first. The
+// errors start with codes that wrap maps to sentinels. It also defines
+// missing, which tells whether a window generation KEYS[g] that does not
+// exist is lost, one recorded in the sorted set KEYS[2] with an expiry
+// still to come, or merely not created or expired.
+func scriptPrelude(shebang, cleanup string) string {
+	return shebang + `
 local function fail(msg)
   ` + cleanup + `
   return redis.error_reply(msg)
@@ -24,29 +37,50 @@ end
 local cfg = redis.pcall('GET', KEYS[1])
 if type(cfg) == 'table' then return fail(cfg.err) end
 if cfg ~= ARGV[1] then
-  if not cfg then return fail('MITZBLOOM_NOTFOUND config key ' .. KEYS[1] .. ' is missing') end
+  if not cfg then return fail('MITZBLOOM_LOST config key ' .. KEYS[1] .. ' is missing') end
   return fail('MITZBLOOM_MISMATCH ' .. cfg)
 end
 local nbytes = tonumber(ARGV[2])
+local function lost(key)
+  local expires = redis.call('ZSCORE', KEYS[2], key)
+  if not expires then return false end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) < tonumber(expires)
+end
+local function check(key, len, windowed)
+  if len == nbytes then return nil end
+  if len ~= 0 then return 'MITZBLOOM_NOTFILTER ' .. key .. ' holds ' .. len .. ' bytes, want ' .. nbytes end
+  if not windowed then return 'MITZBLOOM_LOST bitmap ' .. key .. ' is missing' end
+  if lost(key) then return 'MITZBLOOM_LOST window generation ' .. key .. ' is missing before its expiry' end
+  return nil
+end
 `
 }
 
-// putScript sets the bits of values in KEYS[2]. ARGV: the config, the bitmap's
-// size in bytes, the Unix time in milliseconds at which to expire a bitmap
-// it creates, or 0 if the bitmap must exist, k, and then the Redis bit
+// putScript sets the bits of values in KEYS[2], or for a window in the
+// generation KEYS[3], recorded in the sorted set KEYS[2]. ARGV: the config,
+// the bitmap's size in bytes, the Unix time in milliseconds at which a
+// generation expires, or 0 for a plain filter, k, and then the Redis bit
 // offsets, in decimal, k per value. It returns a string with one character
 // per value, '1' if the value changed a bit.
-var putScript = redis.NewScript(scriptPrelude("") + `
-local len = redis.call('STRLEN', KEYS[2])
+var putScript = redis.NewScript(scriptPrelude(writes, "") + `
+local windowed = ARGV[3] ~= '0'
+local key = KEYS[2]
+if windowed then key = KEYS[3] end
+local len = redis.call('STRLEN', key)
+local err = check(key, len, windowed)
+if err then return fail(err) end
 if len == 0 then
-  if ARGV[3] == '0' then return fail('MITZBLOOM_NOTFOUND bitmap ' .. KEYS[2] .. ' is missing') end
-  redis.call('SETRANGE', KEYS[2], nbytes - 1, '\0')
-  redis.call('PEXPIREAT', KEYS[2], ARGV[3])
-elseif len ~= nbytes then
-  return fail('MITZBLOOM_NOTFILTER ' .. KEYS[2] .. ' holds ' .. len .. ' bytes, want ' .. nbytes)
+  -- A window's generation that was never created, or has expired: create
+  -- it, and record it beside the config with the same expiry, so that its
+  -- loss is told from its absence. Expired records go.
+  local t = redis.call('TIME')
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  redis.call('SETRANGE', key, nbytes - 1, '\0')
+  redis.call('PEXPIREAT', key, ARGV[3])
+  redis.call('ZADD', KEYS[2], ARGV[3], key)
 end
 local k = tonumber(ARGV[4])
-local key = KEYS[2]
 local out = {}
 for v = 1, (#ARGV - 4) / k do
   local changed = '0'
@@ -65,21 +99,20 @@ end
 return table.concat(out)
 `)
 
-// containsScript tests values against the bitmaps KEYS[2:], answering '1' for
-// a value all of whose bits are set in one of them. ARGV as for putScript,
-// except that ARGV[3] is '1' if bitmaps may be missing, and '0' if they must
-// exist.
-var containsScript = redis.NewScript(scriptPrelude("") + `
+// containsScript tests values against the bitmap KEYS[2], or for a window
+// (ARGV[3] is '1') against the generations KEYS[3:], recorded in KEYS[2],
+// answering '1' for a value all of whose bits are set in one of them. ARGV
+// as for putScript otherwise.
+var containsScript = redis.NewScript(scriptPrelude(noWrites, "") + `
+local windowed = ARGV[3] == '1'
+local first = 2
+if windowed then first = 3 end
 local keys = {}
-for g = 2, #KEYS do
+for g = first, #KEYS do
   local len = redis.call('STRLEN', KEYS[g])
-  if len == nbytes then
-    keys[#keys + 1] = KEYS[g]
-  elseif len ~= 0 then
-    return fail('MITZBLOOM_NOTFILTER ' .. KEYS[g] .. ' holds ' .. len .. ' bytes, want ' .. nbytes)
-  elseif ARGV[3] == '0' then
-    return fail('MITZBLOOM_NOTFOUND bitmap ' .. KEYS[g] .. ' is missing')
-  end
+  local err = check(KEYS[g], len, windowed)
+  if err then return fail(err) end
+  if len ~= 0 then keys[#keys + 1] = KEYS[g] end
 end
 local k = tonumber(ARGV[4])
 local out = {}
@@ -103,25 +136,70 @@ end
 return table.concat(out)
 `)
 
-// openScript creates the config key KEYS[1] and the bitmap KEYS[2], if given,
-// or checks them. It checks everything before it writes anything.
-var openScript = redis.NewScript(`
-local cfg = redis.call('GET', KEYS[1])
-if cfg and cfg ~= ARGV[1] then return redis.error_reply('MITZBLOOM_MISMATCH ' .. cfg) end
-local nbytes = tonumber(ARGV[2])
-local len = 0
-if #KEYS > 1 then
-  len = redis.call('STRLEN', KEYS[2])
-  if len ~= 0 and len ~= nbytes then
-    return redis.error_reply('MITZBLOOM_NOTFILTER ' .. KEYS[2] .. ' holds ' .. len .. ' bytes, want ' .. nbytes)
-  end
-  if len ~= 0 and not cfg then
-    return redis.error_reply('MITZBLOOM_NOTFILTER ' .. KEYS[2] .. ' exists without config key ' .. KEYS[1])
-  end
-  if len == 0 then redis.call('SETRANGE', KEYS[2], nbytes - 1, '\0') end
-end
-if not cfg then redis.call('SET', KEYS[1], ARGV[1]) end
+// readScript returns bytes ARGV[4] to ARGV[5] (inclusive) of the bitmap
+// KEYS[2], or for a window (ARGV[6] is '1') of the generation KEYS[3],
+// recorded in KEYS[2], with its config checked in the same step; a
+// generation that was not created, or expired, reads as "". With ARGV[3]
+// "count" rather than "range" it returns the number of bits set in them.
+var readScript = redis.NewScript(scriptPrelude(noWrites, "") + `
+local windowed = ARGV[6] == '1'
+local key = KEYS[2]
+if windowed then key = KEYS[3] end
+local len = redis.call('STRLEN', key)
+local err = check(key, len, windowed)
+if err then return fail(err) end
+if len == 0 then return '' end
+if ARGV[3] == 'count' then return redis.call('BITCOUNT', key, ARGV[4], ARGV[5]) end
+return redis.call('GETRANGE', key, ARGV[4], ARGV[5])
+`)
+
+// mergeScript ORs ARGV[4], a range of a local filter's bits, into the
+// bitmap KEYS[2] at byte ARGV[3], through the temporary keys KEYS[3] and
+// KEYS[4] in the filter's slot, which it deletes also when it fails: BITOP
+// works on whole keys only.
+var mergeScript = redis.NewScript(scriptPrelude(writes, "redis.call('DEL', KEYS[3], KEYS[4])") + `
+local len = redis.call('STRLEN', KEYS[2])
+local err = check(KEYS[2], len, false)
+if err then return fail(err) end
+local from = tonumber(ARGV[3])
+redis.call('SET', KEYS[3], redis.call('GETRANGE', KEYS[2], from, from + #ARGV[4] - 1))
+redis.call('SET', KEYS[4], ARGV[4])
+redis.call('BITOP', 'OR', KEYS[3], KEYS[3], KEYS[4])
+redis.call('SETRANGE', KEYS[2], from, redis.call('GET', KEYS[3]))
+redis.call('DEL', KEYS[3], KEYS[4])
 return 'OK'
+`)
+
+// inspectScript reads what Open needs to know, without writing, so that a
+// read-only user can open an existing filter: the config key KEYS[1], or
+// false, and the length of the bitmap KEYS[2], or for a window (KEYS[2] is
+// the record of its generations) the number of generations recorded.
+var inspectScript = redis.NewScript(noWrites + `
+local cfg = redis.call('GET', KEYS[1])
+local n
+if ARGV[1] == '1' then n = redis.call('ZCARD', KEYS[2]) else n = redis.call('STRLEN', KEYS[2]) end
+return {cfg, n}
+`)
+
+// createScript writes the config key KEYS[1] = ARGV[2] and, for a plain
+// filter (ARGV[4] is '0'), creates the bitmap KEYS[2] of ARGV[3] bytes
+// unless ARGV[5] is '1' (adopt it), if the config key still holds ARGV[1]
+// ("" for none) and the bitmap still has the length ARGV[6] it had when Open
+// looked; otherwise it returns the config key's value, for Open to look
+// again.
+var createScript = redis.NewScript(writes + `
+local cfg = redis.call('GET', KEYS[1]) or ''
+if cfg ~= ARGV[1] then return {0, cfg} end
+if ARGV[4] == '0' then
+  local len = redis.call('STRLEN', KEYS[2])
+  if len ~= tonumber(ARGV[6]) then return {0, cfg} end
+  if ARGV[5] ~= '1' then
+    redis.call('DEL', KEYS[2])
+    redis.call('SETRANGE', KEYS[2], tonumber(ARGV[3]) - 1, '\0')
+  end
+end
+redis.call('SET', KEYS[1], ARGV[2])
+return {1, ARGV[2]}
 `)
 
 // errCode is the prefix of the scripts' own errors.
@@ -133,8 +211,21 @@ var scriptErrors = []struct {
 	err  error
 }{
 	{errCode + "MISMATCH ", ErrMismatch},
-	{errCode + "NOTFOUND ", ErrNotFound},
+	{errCode + "LOST ", ErrLost},
 	{errCode + "NOTFILTER ", ErrNotFilter},
+}
+
+// redisErrors maps the codes of Redis's errors an operator acts on to
+// sentinels. Redis 7 keeps the code of an error raised inside a script.
+var redisErrors = []struct {
+	code string
+	err  error
+}{
+	{"OOM ", ErrOutOfMemory},
+	{"NOPERM ", ErrNoPermission},
+	{"TRYAGAIN ", ErrTryAgain},
+	{"CROSSSLOT ", ErrCrossSlot},
+	{"WRONGTYPE ", ErrNotFilter},
 }
 
 // wrap turns an error from Redis into one of this package's, naming the
@@ -151,39 +242,39 @@ func (c *core[T]) wrap(op string, err error) error {
 				return c.fail(op, e.err, detail)
 			}
 		}
-		if strings.HasPrefix(msg, "WRONGTYPE") {
-			return fmt.Errorf("%w: %s %q: %w", ErrNotFilter, op, c.name, err)
+		for _, e := range redisErrors {
+			if strings.HasPrefix(msg, e.code) {
+				return fmt.Errorf("%w: %s %q: %w", e.err, op, c.name, err)
+			}
 		}
 	}
 	return fmt.Errorf("redisfilter: %s %q: %w", op, c.name, err)
 }
 
 // fail returns an error wrapping sentinel; for ErrMismatch, detail is the
-// stored config.
+// stored config, which with the same parameters as c's but another identity
+// means a filter re-created since c opened it.
 func (c *core[T]) fail(op string, sentinel error, detail string) error {
 	if sentinel == ErrMismatch {
-		detail = fmt.Sprintf("stored %q, want %q", detail, c.cfg)
+		if paramsOf(detail) == c.params {
+			return fmt.Errorf("%w: %s %q: re-created since this Filter opened it (config now %q, was %q): the values put before may be gone; open it again to use it",
+				ErrLost, op, c.name, detail, c.config())
+		}
+		detail = fmt.Sprintf("stored %q, want %q", paramsOf(detail), c.params)
+	}
+	if sentinel == ErrLost {
+		detail += c.lostAdvice
 	}
 	return fmt.Errorf("%w: %s %q: %s", sentinel, op, c.name, detail)
-}
-
-// open runs openScript: bitmap is "" for a windowed filter, whose bitmaps
-// are created by the puts of each generation.
-func (c *core[T]) open(ctx context.Context, bitmap string) error {
-	keys := []string{c.cfgKey}
-	if bitmap != "" {
-		keys = append(keys, bitmap)
-	}
-	return c.wrap("open", openScript.Run(ctx, c.rdb, keys, c.cfg, c.nbytes()).Err())
 }
 
 // runScripts runs script once per element of args, in one round trip, and
 // returns the concatenation of their string replies. Scripts are run by
 // their SHA-1; a server that does not know it (after a restart, or SCRIPT
-// FLUSH) gets the script loaded and the calls that failed sent again, which
-// is safe because none of them ran.
-func (c *core[T]) runScripts(ctx context.Context, script *redis.Script, keys []string, args [][]any) ([]byte, error) {
-	cmds := c.pipeline(ctx, script, keys, args)
+// FLUSH) gets the calls that failed sent again with the script's text,
+// which is safe because none of them ran.
+func (c *core[T]) runScripts(ctx context.Context, script *redis.Script, readOnly bool, keys []string, args [][]any) ([]byte, error) {
+	cmds := c.pipeline(ctx, script, readOnly, false, keys, args)
 	var retry []int
 	for i, cmd := range cmds {
 		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
@@ -191,14 +282,11 @@ func (c *core[T]) runScripts(ctx context.Context, script *redis.Script, keys []s
 		}
 	}
 	if len(retry) > 0 {
-		if err := script.Load(ctx, c.rdb).Err(); err != nil {
-			return nil, err
-		}
 		again := make([][]any, len(retry))
 		for j, i := range retry {
 			again[j] = args[i]
 		}
-		for j, cmd := range c.pipeline(ctx, script, keys, again) {
+		for j, cmd := range c.pipeline(ctx, script, readOnly, true, keys, again) {
 			cmds[retry[j]] = cmd
 		}
 	}
@@ -213,16 +301,38 @@ func (c *core[T]) runScripts(ctx context.Context, script *redis.Script, keys []s
 	return out, nil
 }
 
-func (c *core[T]) pipeline(ctx context.Context, script *redis.Script, keys []string, args [][]any) []*redis.Cmd {
+// pipeline sends script once per element of args, by its SHA-1, or by its
+// text if text is set; read-only scripts with the _RO commands.
+func (c *core[T]) pipeline(ctx context.Context, script *redis.Script, readOnly, text bool, keys []string, args [][]any) []*redis.Cmd {
+	send := func(r redis.Scripter, a []any) *redis.Cmd {
+		switch {
+		case readOnly && text:
+			return script.EvalRO(ctx, r, keys, a...)
+		case readOnly:
+			return script.EvalShaRO(ctx, r, keys, a...)
+		case text:
+			return script.Eval(ctx, r, keys, a...)
+		}
+		return script.EvalSha(ctx, r, keys, a...)
+	}
 	if len(args) == 1 {
-		return []*redis.Cmd{c.rdb.EvalSha(ctx, script.Hash(), keys, args[0]...)}
+		return []*redis.Cmd{send(c.rdb, args[0])}
 	}
 	pipe := c.rdb.Pipeline()
 	cmds := make([]*redis.Cmd, len(args))
 	for i, a := range args {
-		cmds[i] = pipe.EvalSha(ctx, script.Hash(), keys, a...)
+		cmds[i] = send(pipe, a)
 	}
 	// Each command carries its own error, checked by the caller.
 	_, _ = pipe.Exec(ctx)
 	return cmds
+}
+
+// run runs one script, with the retries of runScripts.
+func (c *core[T]) run(ctx context.Context, script *redis.Script, readOnly bool, keys []string, args ...any) *redis.Cmd {
+	cmd := c.pipeline(ctx, script, readOnly, false, keys, [][]any{args})[0]
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		cmd = c.pipeline(ctx, script, readOnly, true, keys, [][]any{args})[0]
+	}
+	return cmd
 }

@@ -19,16 +19,23 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The tests run against a real redis-server. MITZBLOOM_REDIS_ADDR names one
-// (host:port, or the path of a unix socket), as .ci/run sets it; otherwise
-// TestMain starts its own on a loopback port if redis-server is on the PATH.
-// Tests that stop and restart a server start their own with startRedis.
-const addrEnv = "MITZBLOOM_REDIS_ADDR"
+// The tests run against a real redis-server and a real Redis Cluster.
+// MITZBLOOM_REDIS_ADDR names the server (host:port, or the path of a unix
+// socket) and MITZBLOOM_REDIS_CLUSTER_ADDRS the cluster's nodes
+// (comma-separated host:port), as .ci/run sets them; otherwise TestMain
+// starts its own on loopback if redis-server is on the PATH. Tests that stop
+// and restart servers start their own with startRedis and startCluster.
+const (
+	addrEnv    = "MITZBLOOM_REDIS_ADDR"
+	clusterEnv = "MITZBLOOM_REDIS_CLUSTER_ADDRS"
+)
 
 var shared struct {
-	addr   string
-	err    error  // why there is no server
-	prefix string // of every key the tests make, so they can be removed
+	addr       string
+	err        error // why there is no server
+	cluster    []string
+	clusterErr error  // why there is no cluster
+	prefix     string // of every key the tests make, so they can be removed
 }
 
 func TestMain(m *testing.M) {
@@ -50,24 +57,114 @@ func runTests(m *testing.M) int {
 			shared.addr = srv.addr()
 		}
 	}
+	if addrs := os.Getenv(clusterEnv); addrs != "" {
+		shared.cluster = strings.Split(addrs, ",")
+	} else if _, err := exec.LookPath("redis-server"); err != nil {
+		shared.clusterErr = fmt.Errorf("%s is not set and redis-server is not on the PATH", clusterEnv)
+	} else {
+		cl, err := startCluster(3, 1)
+		if err != nil {
+			shared.clusterErr = err
+		} else {
+			defer cl.stop()
+			shared.cluster = cl.addrs()
+		}
+	}
 	code := m.Run()
 	if shared.err == nil {
-		removeTestKeys()
+		c := newClient(shared.addr)
+		removeTestKeys(c)
+		c.Close()
+	}
+	if shared.clusterErr == nil {
+		c := newClusterClient(shared.cluster)
+		c.ForEachMaster(context.Background(), func(_ context.Context, node *redis.Client) error {
+			removeTestKeys(node)
+			return nil
+		})
+		c.Close()
 	}
 	return code
 }
 
 // removeTestKeys deletes what the tests left behind, which matters only
 // when the server is not a throwaway one.
-func removeTestKeys() {
-	c := newClient(shared.addr)
-	defer c.Close()
+func removeTestKeys(c *redis.Client) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	iter := c.Scan(ctx, 0, "{"+shared.prefix+"*", 1000).Iterator()
 	for iter.Next(ctx) {
 		c.Del(ctx, iter.Val())
 	}
+}
+
+// newClusterClient returns a client of the cluster of addrs that honours
+// context deadlines.
+func newClusterClient(addrs []string, opts ...func(*redis.ClusterOptions)) *redis.ClusterClient {
+	o := &redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true}
+	for _, opt := range opts {
+		opt(o)
+	}
+	return redis.NewClusterClient(o)
+}
+
+// sharedCluster returns a client of the shared cluster, closed when t ends,
+// skipping or failing t as sharedClient does when there is none.
+func sharedCluster(t testing.TB, opts ...func(*redis.ClusterOptions)) *redis.ClusterClient {
+	t.Helper()
+	err := shared.clusterErr
+	var c *redis.ClusterClient
+	if err == nil {
+		c = newClusterClient(shared.cluster, opts...)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if perr := c.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error { return node.Ping(ctx).Err() }); perr != nil {
+			c.Close()
+			err = fmt.Errorf("cannot reach the Redis Cluster at %v: %w", shared.cluster, perr)
+		}
+	}
+	if err != nil {
+		if isCI() {
+			t.Fatalf("Redis Cluster tests cannot run in CI: %v; .ci/run starts a cluster and sets %s", err, clusterEnv)
+		}
+		t.Skipf("skipping a Redis Cluster test: %v; install the Debian package redis-server, or set %s", err, clusterEnv)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// eachServer runs test as two subtests, "single" on the shared server and
+// "cluster" on the shared cluster, each with a client of its own.
+func eachServer(t *testing.T, test func(t *testing.T, rdb redis.UniversalClient)) {
+	t.Run("single", func(t *testing.T) { test(t, sharedClient(t)) })
+	t.Run("cluster", func(t *testing.T) { test(t, sharedCluster(t)) })
+}
+
+// keysMatching returns the keys that match pattern on every master of rdb.
+func keysMatching(t testing.TB, rdb redis.UniversalClient, pattern string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var (
+		mu  sync.Mutex
+		all []string
+	)
+	collect := func(ctx context.Context, c redis.Cmdable) error {
+		keys, err := c.Keys(ctx, pattern).Result()
+		mu.Lock()
+		all = append(all, keys...)
+		mu.Unlock()
+		return err
+	}
+	var err error
+	if cl, ok := rdb.(*redis.ClusterClient); ok {
+		err = cl.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error { return collect(ctx, node) })
+	} else {
+		err = collect(ctx, rdb)
+	}
+	if err != nil {
+		t.Fatalf("KEYS %s: %v", pattern, err)
+	}
+	return all
 }
 
 // newClient returns a client for addr that honours context deadlines, as
@@ -134,7 +231,7 @@ func filterName(t testing.TB) string {
 	if name, ok := names.Load(t); ok {
 		return name.(string)
 	}
-	name := fmt.Sprintf("%s%s#%d", shared.prefix, t.Name(), nameSeq.Add(1))
+	name := fmt.Sprintf("%s%s.%d", shared.prefix, t.Name(), nameSeq.Add(1))
 	names.Store(t, name)
 	return name
 }
@@ -153,17 +250,25 @@ type redisServer struct {
 // port if tcp is set, with persistence off unless args turn it on, and waits
 // until it answers.
 func startRedis(tcp bool, args ...string) (*redisServer, error) {
+	port := 0
+	if tcp {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
+	}
+	return startRedisOn(port, args...)
+}
+
+// startRedisOn starts a redis-server as startRedis does, on port if it is
+// not 0.
+func startRedisOn(port int, args ...string) (*redisServer, error) {
 	// Not t.TempDir: a unix socket path must fit in 108 bytes.
 	dir, err := os.MkdirTemp("", "redis")
 	if err != nil {
 		return nil, err
 	}
-	s := &redisServer{dir: dir}
-	if tcp {
-		if s.port, err = freePort(); err != nil {
-			return nil, err
-		}
-	}
+	s := &redisServer{dir: dir, port: port}
 	s.args = append([]string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
@@ -275,3 +380,97 @@ func withPoolSize(n int) func(*redis.Options) {
 // isCI reports whether the tests run in CI, where a missing Redis or Java is
 // a broken setup rather than a reason to skip.
 func isCI() bool { return os.Getenv("CI") != "" }
+
+// A redisCluster is a Redis Cluster of the tests' own: redis-servers on free
+// loopback ports (whose cluster bus ports, 10000 higher, are free too),
+// joined with redis-cli --cluster create.
+type redisCluster struct {
+	nodes []*redisServer
+}
+
+// startCluster starts masters masters with replicas replicas each, and waits
+// until every node serves every slot.
+func startCluster(masters, replicas int) (*redisCluster, error) {
+	cl := &redisCluster{}
+	for range masters * (1 + replicas) {
+		port, err := freeClusterPort()
+		if err != nil {
+			cl.stop()
+			return nil, err
+		}
+		srv, err := startRedisOn(port, "--cluster-enabled", "yes",
+			"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000")
+		if err != nil {
+			cl.stop()
+			return nil, err
+		}
+		cl.nodes = append(cl.nodes, srv)
+	}
+	args := append([]string{"--cluster", "create"}, cl.addrs()...)
+	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
+	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
+		cl.stop()
+		return nil, fmt.Errorf("redis-cli --cluster create: %v: %s", err, out)
+	}
+	if err := cl.waitReady(30 * time.Second); err != nil {
+		cl.stop()
+		return nil, err
+	}
+	return cl, nil
+}
+
+// freeClusterPort returns a free loopback port whose bus port is free too.
+func freeClusterPort() (int, error) {
+	for range 100 {
+		port, err := freePort()
+		if err != nil {
+			return 0, err
+		}
+		if port+10000 > 65535 {
+			continue
+		}
+		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000)); err == nil {
+			l.Close()
+			return port, nil
+		}
+	}
+	return 0, errors.New("no free port pair for a cluster node")
+}
+
+func (cl *redisCluster) addrs() []string {
+	var addrs []string
+	for _, n := range cl.nodes {
+		addrs = append(addrs, n.addr())
+	}
+	return addrs
+}
+
+// waitReady waits until every running node reports cluster_state:ok.
+func (cl *redisCluster) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, n := range cl.nodes {
+		if n.cmd == nil {
+			continue
+		}
+		c := newClient(n.socket())
+		for {
+			info, err := c.ClusterInfo(context.Background()).Result()
+			if err == nil && strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				c.Close()
+				return fmt.Errorf("cluster node %s not ready in %v: %v %s", n.addr(), timeout, err, info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		c.Close()
+	}
+	return nil
+}
+
+func (cl *redisCluster) stop() {
+	for _, n := range cl.nodes {
+		n.stop()
+	}
+}

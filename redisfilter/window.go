@@ -38,13 +38,18 @@ const maxGenerations = 64
 // bytes each.
 //
 // The config key {name}:config records the parameters and the window, and
-// does not expire. A Windowed filter is safe for concurrent use by multiple
+// the sorted set {name}:generations the generations created, each with its
+// bitmap's expiry; neither expires. A generation recorded whose bitmap is
+// gone before its expiry (evicted, deleted, flushed) is lost: every call
+// that would read or put into it returns an error wrapping [ErrLost], never
+// an answer that could be a false "never seen", until it leaves the window. A Windowed filter is safe for concurrent use by multiple
 // goroutines.
 type Windowed[T any] struct {
-	c      core[T]
-	period int64 // milliseconds
-	gens   int
-	now    func() time.Time
+	c       core[T]
+	period  int64 // milliseconds
+	gens    int
+	clock   bloom.Clock
+	gensKey string // the record of the generations created
 }
 
 // OpenWindowed returns the windowed filter called name, with generations of
@@ -70,13 +75,11 @@ func OpenWindowed[T any](ctx context.Context, rdb redis.UniversalClient, name st
 	if err != nil {
 		return nil, err
 	}
-	w := &Windowed[T]{c: c, period: period.Milliseconds(), gens: generations, now: o.now}
-	if w.now == nil {
-		w.now = time.Now
-	}
-	if err := c.open(ctx, ""); err != nil {
+	w := &Windowed[T]{c: c, period: period.Milliseconds(), gens: generations, clock: o.clock, gensKey: "{" + name + "}:generations"}
+	if err := w.c.open(ctx, w.gensKey, true, o); err != nil {
 		return nil, err
 	}
+	w.c.lostAdvice = "; the values put in it are gone: calls that read or put into it fail until it leaves the window, or delete the filter's keys and open it again"
 	return w, nil
 }
 
@@ -99,17 +102,17 @@ func (w *Windowed[T]) Key(gen int64) string {
 // putArgs returns the keys a put into the current generation touches and the
 // Unix time in milliseconds at which its bitmap is to expire.
 func (w *Windowed[T]) putArgs() ([]string, string) {
-	gen := w.Generation(w.now())
+	gen := w.Generation(w.clock.Now())
 	expireAt := (gen + int64(w.gens) + 1) * w.period
-	return []string{w.c.cfgKey, w.Key(gen)}, strconv.FormatInt(expireAt, 10)
+	return []string{w.c.cfgKey, w.gensKey, w.Key(gen)}, strconv.FormatInt(expireAt, 10)
 }
 
-// readKeys returns the keys MightContain reads: the config, the last
-// Generations generations and the next one.
+// readKeys returns the keys MightContain reads: the config, the record of
+// the generations, the last Generations generations and the next one.
 func (w *Windowed[T]) readKeys() []string {
-	gen := w.Generation(w.now())
-	keys := make([]string, 0, w.gens+2)
-	keys = append(keys, w.c.cfgKey)
+	gen := w.Generation(w.clock.Now())
+	keys := make([]string, 0, w.gens+3)
+	keys = append(keys, w.c.cfgKey, w.gensKey)
 	for g := gen - int64(w.gens) + 1; g <= gen+1; g++ {
 		keys = append(keys, w.Key(g))
 	}
@@ -151,9 +154,10 @@ func (w *Windowed[T]) MightContainMany(ctx context.Context, dst []bool, vs []T) 
 
 // Snapshot returns a local copy of generation gen, as [Filter.Snapshot]
 // does; a generation without a bitmap (not yet put to, or expired) gives an
-// empty filter.
+// empty filter, and one whose bitmap is gone before its expiry an error
+// wrapping [ErrLost].
 func (w *Windowed[T]) Snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], error) {
-	return w.c.snapshot(ctx, w.Key(gen), true)
+	return w.c.snapshot(ctx, []string{w.c.cfgKey, w.gensKey, w.Key(gen)}, "1")
 }
 
 // Period returns the length of a generation.

@@ -12,12 +12,17 @@ import (
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // clock is a settable clock for WithClock.
 type clock struct{ ns atomic.Int64 }
+
+func (c *clock) Now() time.Time { return c.now() }
+
+func (c *clock) AfterFunc(time.Duration, func()) { panic("a Windowed filter set a timer") }
 
 func newClock(t time.Time) *clock {
 	c := new(clock)
@@ -33,70 +38,71 @@ func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 // time on a settable clock. The clock starts at the real time, because
 // Redis expires the bitmaps by its own.
 func TestWindowGenerations(t *testing.T) {
-	rdb := sharedClient(t)
-	ctx := testContext(t)
-	name := filterName(t)
-	start := time.Now().Truncate(time.Hour).Add(time.Hour + 10*time.Minute)
-	clk := newClock(start)
-	w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 1000, 1e-6, time.Hour, 3, redisfilter.WithClock(clk.now))
-	require.NoError(t, err)
-	gen := w.Generation(start)
-	assert.Equal(t, start.Unix()/3600, gen)
-	assert.Equal(t, "{"+name+"}:"+strconv.FormatInt(gen, 10), w.Key(gen))
-	cfg, err := rdb.Get(ctx, w.ConfigKey()).Result()
-	require.NoError(t, err)
-	assert.Equal(t, `mitzbloom/redisfilter v1 bits=28800 k=20 strategy=MURMUR128_MITZ_64 funnel="funnel.String" window=1h0m0s generations=3`, cfg)
-	n, err := rdb.Exists(ctx, w.Key(gen)).Result()
-	require.NoError(t, err)
-	assert.Zero(t, n, "OpenWindowed created a bitmap")
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		name := filterName(t)
+		start := time.Now().Truncate(time.Hour).Add(time.Hour + 10*time.Minute)
+		clk := newClock(start)
+		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 1000, 1e-6, time.Hour, 3, redisfilter.WithClock(clk))
+		require.NoError(t, err)
+		gen := w.Generation(start)
+		assert.Equal(t, start.Unix()/3600, gen)
+		assert.Equal(t, "{"+name+"}:"+strconv.FormatInt(gen, 10), w.Key(gen))
+		cfg, err := rdb.Get(ctx, w.ConfigKey()).Result()
+		require.NoError(t, err)
+		assert.Regexp(t, `^mitzbloom/redisfilter v1 bits=28800 k=20 strategy=MURMUR128_MITZ_64 funnel="funnel.String" window=1h0m0s generations=3 id=[0-9a-f]{16}$`, cfg)
+		n, err := rdb.Exists(ctx, w.Key(gen)).Result()
+		require.NoError(t, err)
+		assert.Zero(t, n, "OpenWindowed created a bitmap")
 
-	changed, err := w.Put(ctx, "a")
-	require.NoError(t, err)
-	assert.True(t, changed)
-	// Created at full size, expiring one period after the last generation
-	// that reads it ends.
-	size, err := rdb.StrLen(ctx, w.Key(gen)).Result()
-	require.NoError(t, err)
-	assert.Equal(t, w.BitSize()/8, size)
-	expireAt, err := rdb.PExpireTime(ctx, w.Key(gen)).Result()
-	require.NoError(t, err)
-	assert.Equal(t, time.Duration(gen+4)*time.Hour, expireAt)
+		changed, err := w.Put(ctx, "a")
+		require.NoError(t, err)
+		assert.True(t, changed)
+		// Created at full size, expiring one period after the last generation
+		// that reads it ends.
+		size, err := rdb.StrLen(ctx, w.Key(gen)).Result()
+		require.NoError(t, err)
+		assert.Equal(t, w.BitSize()/8, size)
+		expireAt, err := rdb.PExpireTime(ctx, w.Key(gen)).Result()
+		require.NoError(t, err)
+		assert.Equal(t, time.Duration(gen+4)*time.Hour, expireAt)
 
-	clk.advance(time.Hour)
-	require.NoError(t, w.PutMany(ctx, []string{"b", "c"}))
-	clk.advance(time.Hour)
-	_, err = w.Put(ctx, "d")
-	require.NoError(t, err)
+		clk.advance(time.Hour)
+		require.NoError(t, w.PutMany(ctx, []string{"b", "c"}))
+		clk.advance(time.Hour)
+		_, err = w.Put(ctx, "d")
+		require.NoError(t, err)
 
-	// Now in gen+2: gen, gen+1 and gen+2 are read.
-	found, err := w.MightContainMany(ctx, nil, []string{"a", "b", "c", "d", "e"})
-	require.NoError(t, err)
-	assert.Equal(t, []bool{true, true, true, true, false}, found)
+		// Now in gen+2: gen, gen+1 and gen+2 are read.
+		found, err := w.MightContainMany(ctx, nil, []string{"a", "b", "c", "d", "e"})
+		require.NoError(t, err)
+		assert.Equal(t, []bool{true, true, true, true, false}, found)
 
-	clk.advance(time.Hour) // gen+3: "a" is out of the window
-	found, err = w.MightContainMany(ctx, nil, []string{"a", "b", "c", "d"})
-	require.NoError(t, err)
-	assert.Equal(t, []bool{false, true, true, true}, found)
-	ok, err := w.MightContain(ctx, "a")
-	require.NoError(t, err)
-	assert.False(t, ok)
+		clk.advance(time.Hour) // gen+3: "a" is out of the window
+		found, err = w.MightContainMany(ctx, nil, []string{"a", "b", "c", "d"})
+		require.NoError(t, err)
+		assert.Equal(t, []bool{false, true, true, true}, found)
+		ok, err := w.MightContain(ctx, "a")
+		require.NoError(t, err)
+		assert.False(t, ok)
 
-	clk.advance(time.Hour) // gen+4: only "d" is left
-	found, err = w.MightContainMany(ctx, nil, []string{"a", "b", "c", "d"})
-	require.NoError(t, err)
-	assert.Equal(t, []bool{false, false, false, true}, found)
+		clk.advance(time.Hour) // gen+4: only "d" is left
+		found, err = w.MightContainMany(ctx, nil, []string{"a", "b", "c", "d"})
+		require.NoError(t, err)
+		assert.Equal(t, []bool{false, false, false, true}, found)
 
-	// Each generation is a Guava bit array of its own.
-	local, err := bloom.New(funnel.String, 1000, 1e-6)
-	require.NoError(t, err)
-	local.Put("b")
-	local.Put("c")
-	snap, err := w.Snapshot(ctx, gen+1)
-	require.NoError(t, err)
-	assert.True(t, snap.Equal(local))
-	empty, err := w.Snapshot(ctx, gen+4)
-	require.NoError(t, err)
-	assert.Zero(t, empty.BitCount(), "a generation without a bitmap reads as empty")
+		// Each generation is a Guava bit array of its own.
+		local, err := bloom.New(funnel.String, 1000, 1e-6)
+		require.NoError(t, err)
+		local.Put("b")
+		local.Put("c")
+		snap, err := w.Snapshot(ctx, gen+1)
+		require.NoError(t, err)
+		assert.True(t, snap.Equal(local))
+		empty, err := w.Snapshot(ctx, gen+4)
+		require.NoError(t, err)
+		assert.Zero(t, empty.BitCount(), "a generation without a bitmap reads as empty")
+	})
 }
 
 // TestWindowFleet: replicas with their own clients and clocks put into the
@@ -112,7 +118,7 @@ func TestWindowFleet(t *testing.T) {
 	for i := range ws {
 		clk := newClock(now) // the same time, read separately by each
 		var err error
-		ws[i], err = redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, replicas*perReplica, 0.01, 24*time.Hour, 2, redisfilter.WithClock(clk.now))
+		ws[i], err = redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, replicas*perReplica, 0.01, 24*time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 	}
 	var wg sync.WaitGroup
@@ -159,7 +165,7 @@ func TestWindowClockSkew(t *testing.T) {
 	ahead := newClock(boundary.Add(time.Second))
 	behind := newClock(boundary.Add(-time.Second))
 	open := func(clk *clock) *redisfilter.Windowed[string] {
-		w, err := redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, 100, 1e-6, time.Hour, 2, redisfilter.WithClock(clk.now))
+		w, err := redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, 100, 1e-6, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 		return w
 	}
@@ -205,25 +211,26 @@ func TestWindowExpires(t *testing.T) {
 // TestWindowWrongKeys: a generation key of another type is an error, never
 // silently skipped, and windows check their config as filters do.
 func TestWindowWrongKeys(t *testing.T) {
-	rdb := sharedClient(t)
-	ctx := testContext(t)
-	name := filterName(t)
-	clk := newClock(time.Now())
-	w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk.now))
-	require.NoError(t, err)
-	gen := w.Generation(clk.now())
-	require.NoError(t, rdb.LPush(ctx, w.Key(gen-1), "x").Err())
-	t.Cleanup(func() { rdb.Del(context.Background(), w.Key(gen-1)) })
-	_, err = w.MightContain(ctx, "a")
-	assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
-	require.NoError(t, rdb.Set(ctx, w.Key(gen), "short", time.Minute).Err())
-	_, err = w.Put(ctx, "a")
-	assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		name := filterName(t)
+		clk := newClock(time.Now())
+		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk))
+		require.NoError(t, err)
+		gen := w.Generation(clk.now())
+		require.NoError(t, rdb.LPush(ctx, w.Key(gen-1), "x").Err())
+		t.Cleanup(func() { rdb.Del(context.Background(), w.Key(gen-1)) })
+		_, err = w.MightContain(ctx, "a")
+		assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
+		require.NoError(t, rdb.Set(ctx, w.Key(gen), "short", time.Minute).Err())
+		_, err = w.Put(ctx, "a")
+		assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
 
-	_, err = redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Minute, 2)
-	assert.ErrorIs(t, err, redisfilter.ErrMismatch, "another period")
-	_, err = redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 3)
-	assert.ErrorIs(t, err, redisfilter.ErrMismatch, "another number of generations")
-	_, err = redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
-	assert.ErrorIs(t, err, redisfilter.ErrMismatch, "a plain filter of a window's name")
+		_, err = redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Minute, 2)
+		assert.ErrorIs(t, err, redisfilter.ErrMismatch, "another period")
+		_, err = redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 3)
+		assert.ErrorIs(t, err, redisfilter.ErrMismatch, "another number of generations")
+		_, err = redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01)
+		assert.ErrorIs(t, err, redisfilter.ErrMismatch, "a plain filter of a window's name")
+	})
 }
