@@ -25,6 +25,7 @@ import (
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/golden"
 	"github.com/mitzbloom/mitzbloom/internal/javatest"
+	"github.com/mitzbloom/mitzbloom/internal/testkeys"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -375,7 +376,7 @@ func interopFilterCases(r *rand.Rand) []interopFilter {
 			netip.MustParseAddr("::"), netip.MustParseAddr("::1"), netip.MustParseAddr("fe80::1%1"),
 			netip.MustParseAddr("2001:db8::8a2e:370:7334"), netip.MustParseAddr("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),
 		},
-		random: randomAddr,
+		random: testkeys.Addr,
 	}
 	cases = append(cases, newInteropCases(r, "addr", funnel.Addr, encodeAddr, addrs)...)
 	cases = append(cases, newInteropCases(r, "addrPort", funnel.AddrPort, encodeAddrPort, valueGen[netip.AddrPort]{
@@ -389,7 +390,7 @@ func interopFilterCases(r *rand.Rand) []interopFilter {
 			if r.IntN(2) == 0 {
 				port = []uint16{0, 22, 80, 443, 8080, 32767, 32768, 65535}[r.IntN(8)]
 			}
-			return netip.AddrPortFrom(randomAddr(r), port)
+			return netip.AddrPortFrom(testkeys.Addr(r), port)
 		},
 	})...)
 	// net.IP values of 4 bytes and of 16, IPv4-mapped or not; Java gets
@@ -400,7 +401,7 @@ func interopFilterCases(r *rand.Rand) []interopFilter {
 		}
 		return net.IP(a.AsSlice())
 	}
-	ips := valueGen[net.IP]{random: func(r *rand.Rand) net.IP { return ipOf(randomAddr(r)) }}
+	ips := valueGen[net.IP]{random: func(r *rand.Rand) net.IP { return ipOf(testkeys.Addr(r)) }}
 	for _, a := range addrs.fixed {
 		ips.fixed = append(ips.fixed, ipOf(a))
 	}
@@ -447,35 +448,6 @@ func interopBoolCases() []interopFilter {
 		}
 	}
 	return out
-}
-
-// randomAddr returns IPv4, IPv4-mapped, IPv4-compatible and other IPv6
-// addresses, some with few bits set as real ones have, and some IPv6 ones
-// with a zone. Zones are numeric: Java resolves a named zone to an
-// interface of the machine, and rejects any zone on an IPv4-mapped address.
-func randomAddr(r *rand.Rand) netip.Addr {
-	var b [16]byte
-	for i := range b {
-		if r.IntN(3) > 0 {
-			b[i] = byte(r.Uint32())
-		}
-	}
-	v4 := netip.AddrFrom4([4]byte(b[:4]))
-	switch r.IntN(5) {
-	case 0:
-		return v4
-	case 1:
-		return netip.AddrFrom16(v4.As16()) // ::ffff:a.b.c.d
-	case 2:
-		var c [16]byte
-		copy(c[12:], b[:4])
-		return netip.AddrFrom16(c) // ::a.b.c.d
-	}
-	a := netip.AddrFrom16(b)
-	if !a.Is4In6() && r.IntN(4) == 0 {
-		a = a.WithZone(strconv.Itoa(1 + r.IntN(99)))
-	}
-	return a
 }
 
 // encodeAddr returns the text InetAddress.getByName parses in Interop.java,

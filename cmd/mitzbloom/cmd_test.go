@@ -16,6 +16,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/testkeys"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -135,9 +136,9 @@ var (
 	longCase    = funnelCase[int64]{"long", funnel.Int64, func(r *rand.Rand) int64 { return int64(r.Uint64()) >> r.IntN(64) }, func(v int64) string { return strconv.FormatInt(v, 10) }}
 	intCase     = funnelCase[int32]{"int", funnel.Int32, func(r *rand.Rand) int32 { return int32(r.Uint32()) >> r.IntN(32) }, func(v int32) string { return strconv.FormatInt(int64(v), 10) }}
 	bytesCase   = funnelCase[[]byte]{"bytes", funnel.Bytes, randomBytes, encodeHex}
-	addrCase    = funnelCase[netip.Addr]{"addr", funnel.Addr, randomAddr, netip.Addr.String}
+	addrCase    = funnelCase[netip.Addr]{"addr", funnel.Addr, testkeys.Addr, netip.Addr.String}
 	addrPrtCase = funnelCase[netip.AddrPort]{"addrport", funnel.AddrPort, func(r *rand.Rand) netip.AddrPort {
-		return netip.AddrPortFrom(randomAddr(r), uint16(r.Uint32()))
+		return netip.AddrPortFrom(testkeys.Addr(r), uint16(r.Uint32()))
 	}, netip.AddrPort.String}
 )
 
@@ -184,27 +185,6 @@ func encodeHex(b []byte) string {
 		return strings.ToUpper(s)
 	}
 	return s
-}
-
-// randomAddr returns IPv4, IPv4-mapped and other IPv6 addresses, some with
-// a zone.
-func randomAddr(r *rand.Rand) netip.Addr {
-	var b [16]byte
-	for i := range b {
-		if r.IntN(3) > 0 {
-			b[i] = byte(r.Uint32())
-		}
-	}
-	v4 := netip.AddrFrom4([4]byte(b[:4]))
-	switch r.IntN(4) {
-	case 0:
-		return v4
-	case 1:
-		return netip.AddrFrom16(v4.As16())
-	case 2:
-		return netip.AddrFrom16(b).WithZone(strconv.Itoa(1 + r.IntN(9)))
-	}
-	return netip.AddrFrom16(b)
 }
 
 func TestBuildCountsLines(t *testing.T) {
