@@ -226,13 +226,13 @@ func TestWindowEviction(t *testing.T) {
 func TestWindowLost(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := testContext(t)
-		clk := newClock(time.Now())
+		clk := bloom.NewManualClock(time.Now())
 		w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
-		gen := w.Generation(clk.now())
+		gen := w.Generation(clk.Now())
 		_, err = w.Put(ctx, "a")
 		require.NoError(t, err)
-		clk.advance(time.Hour)
+		clk.Advance(time.Hour)
 		_, err = w.Put(ctx, "b")
 		require.NoError(t, err)
 		require.NoError(t, rdb.Del(ctx, w.Key(gen)).Err())
@@ -244,7 +244,7 @@ func TestWindowLost(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, snap.MightContain("b"))
 		// Once the lost generation has left the window, reads work again.
-		clk.advance(time.Hour)
+		clk.Advance(time.Hour)
 		found, err := w.MightContainMany(ctx, nil, []string{"a", "b"})
 		require.NoError(t, err)
 		assert.Equal(t, []bool{false, true}, found)
