@@ -16,7 +16,6 @@ import (
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -322,7 +321,8 @@ func TestFaultRestartWithoutPersistence(t *testing.T) {
 
 // TestFaultFailover kills the master of a filter's slot in a cluster of
 // its own (3 masters with a replica each, cluster-node-timeout 1 s), with
-// the client set up as the README shows: calls fail with an error within
+// a client of go-redis's default options (and ContextTimeoutEnabled): calls
+// fail with an error within
 // their deadline while no master serves the slot, never answer false for a
 // value put and replicated before (WAIT), and succeed again soon after the
 // replica is promoted. It logs how long that took.
@@ -331,7 +331,9 @@ func TestFaultFailover(t *testing.T) {
 	cl, err := startCluster(3, 1)
 	require.NoError(t, err)
 	t.Cleanup(cl.stop)
-	rdb := newClusterClient(cl.addrs(), func(o *redis.ClusterOptions) { o.ClusterStateReloadInterval = 2 * time.Second })
+	// go-redis's defaults, but for context deadlines: no faster reload of
+	// the slot map is needed, since the filter asks for one on errors.
+	rdb := newClusterClient(cl.addrs())
 	t.Cleanup(func() { rdb.Close() })
 	ctx := testContext(t)
 	f, err := redisfilter.Open(ctx, rdb, "failover", funnel.String, 10_000, 0.01)
