@@ -295,7 +295,7 @@ func TestUnmarshalBinaryErrors(t *testing.T) {
 }
 
 func TestSaturated(t *testing.T) {
-	// Spec §8.3: a 64-bit filter is full after 384 puts of 0..383.
+	// docs/guava.md §8.3: a 64-bit filter is full after 384 puts of 0..383.
 	f := mustNew(t, funnel.Int32, 1, 0.5)
 	for i := range int32(384) {
 		f.Put(i)

@@ -47,6 +47,34 @@ func ExampleFunc() {
 	// 05000000616c696365bb010000
 }
 
+// A funnel made from a function has no identity of its own: filters of two
+// processes, or of two calls of one factory, could not tell whether their
+// funnels feed the same bytes. A name says they do, and the filters combine.
+func ExampleNamed() {
+	conns := funnel.Named("conn/v1", connFunnel)
+	here, err := bloom.New(conns, 10000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	there, err := bloom.New(funnel.Named("conn/v1", connFunnel), 10000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	there.Put(Conn{"bob", 443})
+	fmt.Println(here.PutAll(there), here.MightContain(Conn{"bob", 443}))
+
+	other, err := bloom.New(funnel.Named("conn/v2", connFunnel), 10000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(here.PutAll(other))
+	fmt.Println(here)
+	// Output:
+	// <nil> true
+	// bloom: incompatible filters: filters must have equal funnels (conn/v1 != conn/v2)
+	// bloom.Filter{conn/v1 MURMUR128_MITZ_64 95872 bits, 7 hash functions}
+}
+
 func ExampleSequential() {
 	// Guava's Funnels.sequentialFunnel(Funnels.longFunnel()) for a List<Long>.
 	path := funnel.Sequential(funnel.Int64)

@@ -14,6 +14,11 @@
 // between calls, which is also why fields of variable length need a length or
 // a tag in front of them when a key has more than one: without it, ("ab","c")
 // and ("a","bc") feed the same bytes.
+//
+// Filters combine, and a Redis filter accepts a process, only when their
+// funnels are [Equal]. The built-in funnels are equal to themselves
+// everywhere; a funnel made from a function gets an identity that survives
+// restarts and other processes from [Named].
 package funnel
 
 import (

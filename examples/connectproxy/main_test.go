@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"testing"
@@ -14,34 +15,77 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRun starts the program as main does, on a port the system picks,
-// fetches /stats, and stops it by cancelling its context.
-func TestRun(t *testing.T) {
+// startRun starts the program as main does, with args, and returns its
+// log's first line and a function that stops it by cancelling its context.
+func startRun(t *testing.T, args ...string) (string, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	logr, logw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-listen", "127.0.0.1:0", "-window", "30s", "-expected", "5000", "-fpp", "0.001"}, logw)
+		done <- run(ctx, args, logw)
 		logw.Close()
 	}()
 	lines := bufio.NewScanner(logr)
 	require.True(t, lines.Scan(), "no log line")
-	addr := regexp.MustCompile(`listening on (\S+);`).FindStringSubmatch(lines.Text())
-	require.NotNil(t, addr, "first log line: %s", lines.Text())
 	go func() { _, _ = io.Copy(io.Discard, logr) }()
+	return lines.Text(), func() error {
+		cancel()
+		return <-done
+	}
+}
 
-	resp, err := http.Get("http://" + addr[1] + "/stats")
+func getStatus(t *testing.T, u string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(u)
 	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, body
+}
+
+// TestRun starts the program on a port the system picks, fetches /stats,
+// and stops it.
+func TestRun(t *testing.T) {
+	line, stop := startRun(t, "-listen", "127.0.0.1:0", "-window", "30s", "-expected", "5000", "-fpp", "0.001")
+	addr := regexp.MustCompile(`msg=listening addr=(\S+) `).FindStringSubmatch(line)
+	require.NotNil(t, addr, "first log line: %s", line)
+	status, body := getStatus(t, "http://"+addr[1]+"/stats")
+	require.Equal(t, http.StatusOK, status)
 	var s Stats
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&s))
-	resp.Body.Close()
+	require.NoError(t, json.Unmarshal(body, &s))
 	assert.Zero(t, s.Tunnels.Total)
 	assert.Zero(t, s.Destinations.Filter.Current.FillRatio)
-	// The empty previous generation counts as one -window old.
-	assert.GreaterOrEqual(t, s.Clients.Filter.Previous.AgeSeconds, 30.0)
+	assert.Nil(t, s.Clients.Filter.Previous, "no previous generation before the first rotation")
+	assert.NoError(t, stop())
+}
 
-	cancel()
-	assert.NoError(t, <-done)
+// TestRunAdmin serves /stats and /metrics on -admin only.
+func TestRunAdmin(t *testing.T) {
+	line, stop := startRun(t, "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0", "-allow-ports", "1-65535", "-allow-hosts", "127.0.0.1/32")
+	addr := regexp.MustCompile(`msg=listening addr=(\S+) admin=(\S+) `).FindStringSubmatch(line)
+	require.NotNil(t, addr, "first log line: %s", line)
+	for _, path := range []string{"/stats", "/metrics"} {
+		status, _ := getStatus(t, "http://"+addr[2]+path)
+		assert.Equal(t, http.StatusOK, status, "admin %s", path)
+		status, _ = getStatus(t, "http://"+addr[1]+path)
+		assert.Equal(t, http.StatusNotFound, status, "proxy %s", path)
+	}
+	// The admin listener is the proxy itself too.
+	conn, err := net.Dial("tcp", addr[1])
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "CONNECT "+addr[2]+" HTTP/1.1\r\nHost: "+addr[2]+"\r\n\r\n")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: http.MethodConnect})
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	_, body := getStatus(t, "http://"+addr[2]+"/stats")
+	var s Stats
+	require.NoError(t, json.Unmarshal(body, &s))
+	assert.EqualValues(t, 1, s.Rejected["proxy_itself"], "although 127.0.0.1/32 and its port are allowed")
+	assert.NoError(t, stop())
 }
 
 func TestRunArguments(t *testing.T) {
@@ -55,6 +99,10 @@ func TestRunArguments(t *testing.T) {
 		{[]string{"-listen", "127.0.0.1:99999"}, "invalid port"},
 		{[]string{"-window", "soon"}, `invalid value "soon" for flag -window`},
 		{[]string{"extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"-allow-ports", "80-"}, "-allow-ports"},
+		{[]string{"-allow-hosts", "10.0.0.0/99"}, "-allow-hosts"},
+		{[]string{"-max-tunnels", "0"}, "must be > 0"},
+		{[]string{"-idle-timeout", "-1s"}, "must be > 0"},
 	} {
 		err := run(context.Background(), c.args, io.Discard)
 		if assert.Error(t, err, "%q", c.args) {

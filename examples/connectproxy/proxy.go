@@ -3,11 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -21,6 +20,10 @@ import (
 	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
+// maxTarget bounds a CONNECT target: a 253-byte name, or a bracketed IPv6
+// address with a zone, and a port.
+const maxTarget = 300
+
 // Config configures a Proxy.
 type Config struct {
 	// Window is how long destinations and clients are remembered: between
@@ -32,44 +35,79 @@ type Config struct {
 	ExpectedInsertions int64
 	FPP                float64
 
+	// Policy says which destinations are tunnelled to; the zero Policy
+	// allows none.
+	Policy Policy
+	// Self are the addresses the proxy and its admin listener listen on,
+	// which are never tunnelled to, whatever Policy says, nor is the local
+	// address of the connection a request came on.
+	Self []netip.AddrPort
+	// MaxTunnels bounds the tunnels open, and being opened, at once, and
+	// MaxClientTunnels those from one client address; past them requests
+	// get 503 and 429. 0 means 1024 and 64.
+	MaxTunnels, MaxClientTunnels int
+	// IdleTimeout closes a tunnel that carried no byte either way for that
+	// long; 0 means 5 minutes.
+	IdleTimeout time.Duration
+	// SeparateAdmin is set when Admin is served on a listener of its own:
+	// then the proxy's port answers /stats and /metrics with 404 even to
+	// loopback clients.
+	SeparateAdmin bool
+
 	// Clock is the filters' clock; nil means the system clock.
 	Clock bloom.Clock
-	// DialTimeout bounds the connection to a destination; 0 means 10s.
+	// DialTimeout bounds resolving and connecting to a destination; 0
+	// means 10s.
 	DialTimeout time.Duration
-	// Dial connects to destinations; nil means a net.Dialer's DialContext.
+	// Resolver looks up destinations' addresses; nil means
+	// net.DefaultResolver.
+	Resolver interface {
+		LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+	}
+	// Dial connects to the address, an IP address and a port, that the
+	// policy checked; nil means a net.Dialer's DialContext.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
-	// Log receives a line for each first sighting and each failed tunnel;
-	// nil means no logging.
-	Log *log.Logger
+	// Log receives a line for each first sighting and each refused
+	// request, with the details the client is not told; nil means no
+	// logging.
+	Log *slog.Logger
 }
 
 // A Proxy is an HTTP CONNECT proxy that records, in two rotating Bloom
 // filters, the destinations and the client addresses it has seen within a
-// window, and serves counts of them as JSON at /stats. It only tunnels: a
-// request for any other method in proxy form gets 405 Method Not Allowed.
+// window. It tunnels only to the destinations its Policy allows, and it
+// serves counts as JSON at /stats and in the Prometheus text format at
+// /metrics, to loopback clients. A request for any other method in proxy
+// form gets 405 Method Not Allowed.
+//
+// Each address a destination's name resolves to is checked, and the checked
+// address is the one dialled, so a name that resolves to a public address
+// when checked cannot connect to a private one.
 //
 // A tunnel's destination is first seen when the filter does not remember it;
 // like two Puts of one new value, two tunnels opened to a new destination at
-// the same moment may both count as first seen. Tunnels have no idle
-// timeout: one lasts until both ends are done or Close.
+// the same moment may both count as first seen.
 type Proxy struct {
 	dests   *bloom.Rotating[string]     // "host:port", host lower-cased
 	clients *bloom.Rotating[netip.Addr] // client IP addresses, IPv4 unmapped
-	dial    func(ctx context.Context, network, address string) (net.Conn, error)
-	timeout time.Duration
-	log     *log.Logger
+	cfg     Config
 
-	tunnels, active                 atomic.Int64
-	bytesUp, bytesDown              atomic.Int64 // client to destination, and back
-	newDests, seenDests             atomic.Int64
-	newClients, seenClients         atomic.Int64
-	badRequest, notAllowed, badGate atomic.Int64
-	gateTimeout                     atomic.Int64
+	tunnels, active         atomic.Int64
+	bytesUp, bytesDown      atomic.Int64 // client to destination, and back
+	newDests, seenDests     atomic.Int64
+	newClients, seenClients atomic.Int64
+	refused                 [refusals]atomic.Int64
 
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{} // both ends of every open tunnel
-	closed bool
-	wg     sync.WaitGroup // one per open tunnel
+	// dialing is cancelled by Close, to stop dials in flight.
+	dialing context.Context
+	cancel  context.CancelFunc
+
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{} // both ends of every open tunnel
+	perAddr map[netip.Addr]int    // tunnels open or opening, by client
+	opening int                   // all tunnels open or opening
+	closed  bool
+	wg      sync.WaitGroup // one per open tunnel
 }
 
 // NewProxy returns a Proxy configured by cfg.
@@ -86,27 +124,40 @@ func NewProxy(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Dial == nil {
+		cfg.Dial = (&net.Dialer{}).DialContext
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = net.DefaultResolver
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 10 * time.Second
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 5 * time.Minute
+	}
+	if cfg.MaxTunnels <= 0 {
+		cfg.MaxTunnels = 1024
+	}
+	if cfg.MaxClientTunnels <= 0 {
+		cfg.MaxClientTunnels = 64
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
 	p := &Proxy{
 		dests:   dests,
 		clients: clients,
-		dial:    cfg.Dial,
-		timeout: cfg.DialTimeout,
-		log:     cfg.Log,
+		cfg:     cfg,
 		conns:   map[net.Conn]struct{}{},
+		perAddr: map[netip.Addr]int{},
 	}
-	if p.dial == nil {
-		p.dial = (&net.Dialer{}).DialContext
-	}
-	if p.timeout == 0 {
-		p.timeout = 10 * time.Second
-	}
-	if p.log == nil {
-		p.log = log.New(io.Discard, "", 0)
-	}
+	p.dialing, p.cancel = context.WithCancel(context.Background())
 	return p, nil
 }
 
-// ServeHTTP tunnels CONNECT requests and serves /stats.
+// ServeHTTP tunnels CONNECT requests, and serves Admin to loopback clients
+// unless Config.SeparateAdmin.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodConnect:
@@ -114,44 +165,100 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.IsAbs():
 		// A request in proxy form ("GET http://host/ HTTP/1.1") for
 		// anything but a tunnel.
-		p.notAllowed.Add(1)
 		w.Header().Set("Allow", http.MethodConnect)
-		http.Error(w, "this proxy only tunnels: use CONNECT", http.StatusMethodNotAllowed)
-	case r.URL.Path == "/stats":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "use GET", http.StatusMethodNotAllowed)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(p.Stats())
+		p.refuse(w, r, refusalMethod, nil)
+	case !p.cfg.SeparateAdmin && isLoopback(r.RemoteAddr):
+		p.Admin().ServeHTTP(w, r)
 	default:
 		http.NotFound(w, r)
 	}
 }
 
+// isLoopback reports whether remoteAddr, an http.Request's, is a loopback
+// address.
+func isLoopback(remoteAddr string) bool {
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
+}
+
+// refuse answers r with the status and reason of why, counts it, and logs
+// detail, if any, with the request.
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, why refusal, detail error) {
+	p.refused[why].Add(1)
+	info := refusalInfo[why]
+	attrs := []any{"reason", info.name, "status", info.status, "client", r.RemoteAddr}
+	if r.Method == http.MethodConnect {
+		attrs = append(attrs, "target", truncate(r.RequestURI, maxTarget))
+	}
+	if detail != nil {
+		attrs = append(attrs, "err", detail)
+	}
+	p.cfg.Log.Info("refused "+r.Method, attrs...)
+	w.Header().Set("Connection", "close")
+	http.Error(w, info.reason, info.status)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
-	target, err := parseTarget(r.URL.Host)
-	if err != nil {
-		p.badRequest.Add(1)
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	if len(r.RequestURI) > maxTarget {
+		p.refuse(w, r, refusalBadRequest, errors.New("target too long"))
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
-	defer cancel()
-	dst, err := p.dial(ctx, "tcp", target)
+	target, err := parseTarget(r.URL.Host)
 	if err != nil {
-		status := http.StatusBadGateway
-		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
-			status = http.StatusGatewayTimeout
-			p.gateTimeout.Add(1)
-		} else {
-			p.badGate.Add(1)
+		p.refuse(w, r, refusalBadRequest, err)
+		return
+	}
+	host, portStr, _ := net.SplitHostPort(target)
+	port, _ := strconv.ParseUint(portStr, 10, 16)
+	if !p.cfg.Policy.allowsPort(uint16(port)) {
+		p.refuse(w, r, refusalPort, nil)
+		return
+	}
+	// The zero Addr, for a client that is not on IP, has no limit of its
+	// own.
+	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
+	client := remote.Addr().Unmap()
+	if why := p.reserve(client); why != refusalNone {
+		p.refuse(w, r, why, nil)
+		return
+	}
+	reserved := true
+	defer func() {
+		if reserved {
+			p.release(client)
 		}
-		p.log.Printf("CONNECT %s from %s: %v", target, r.RemoteAddr, err)
-		http.Error(w, fmt.Sprintf("cannot reach %s: %v", target, err), status)
+	}()
+
+	// The dial is not bound to r.Context(), which ends when the client
+	// half-closes its side, as a client that has nothing more to send may
+	// do right after its request.
+	ctx, cancel := context.WithTimeout(p.dialing, p.cfg.DialTimeout)
+	defer cancel()
+	addrs, why, err := p.resolve(ctx, host)
+	if why == refusalNone {
+		why = p.check(r, addrs, uint16(port))
+	}
+	if why != refusalNone {
+		p.refuse(w, r, why, err)
+		return
+	}
+	dst, err := p.dialAny(ctx, addrs, uint16(port))
+	if err != nil {
+		why := refusalUnreachable
+		switch {
+		case p.dialing.Err() != nil:
+			why = refusalShutdown
+		case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+			why = refusalTimeout
+		}
+		p.refuse(w, r, why, err)
 		return
 	}
 	p.record(target, r.RemoteAddr)
@@ -163,17 +270,142 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "tunnels need HTTP/1.1", http.StatusHTTPVersionNotSupported)
 		return
 	}
-	// The server's read and write deadlines, if it has any, are for
-	// requests, not for a tunnel's life.
-	_ = src.SetDeadline(time.Time{})
 	if !p.track(src, dst) {
 		src.Close()
 		dst.Close()
 		return
 	}
+	reserved = false // the tunnel releases it
 	p.tunnels.Add(1)
 	p.active.Add(1)
-	go p.tunnel(src, buffered.Reader, dst)
+	go p.tunnel(client, src, buffered.Reader, dst)
+}
+
+// resolve returns host's addresses.
+func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, refusal, error) {
+	if addr, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{addr}, refusalNone, nil
+	}
+	addrs, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", host)
+	switch {
+	case err == nil && len(addrs) == 0:
+		return nil, refusalUnresolved, errors.New("no addresses")
+	case err == nil:
+		return addrs, refusalNone, nil
+	case p.dialing.Err() != nil:
+		return nil, refusalShutdown, err
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return nil, refusalTimeout, err
+	}
+	return nil, refusalUnresolved, err
+}
+
+// check returns why the policy refuses any of addrs, with port, for r.
+// Every address must pass: a name that resolves to a public and a private
+// address is refused.
+func (p *Proxy) check(r *http.Request, addrs []netip.Addr, port uint16) refusal {
+	host, _, _ := net.SplitHostPort(r.URL.Host)
+	named := p.cfg.Policy.allowsHost(host)
+	for _, a := range addrs {
+		if p.isSelf(netip.AddrPortFrom(a.Unmap(), port), r) {
+			return refusalSelf
+		}
+		if named {
+			continue
+		}
+		if why := p.cfg.Policy.addrRefusal(a); why != refusalNone {
+			return why
+		}
+	}
+	return refusalNone
+}
+
+// isSelf reports whether dst is where the proxy listens. A listener on an
+// unspecified address listens on every local address, among them the one
+// r came in on.
+func (p *Proxy) isSelf(dst netip.AddrPort, r *http.Request) bool {
+	self := p.cfg.Self
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if ap, err := netip.ParseAddrPort(local.String()); err == nil {
+			self = append(self[:len(self):len(self)], ap)
+		}
+	}
+	for _, s := range self {
+		if s.Port() != dst.Port() {
+			continue
+		}
+		a := s.Addr().Unmap()
+		if a == dst.Addr() || a.IsUnspecified() && isLocal(dst.Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
+// isLocal reports whether a is an address of this machine.
+func isLocal(a netip.Addr) bool {
+	if a.IsLoopback() || a.IsUnspecified() {
+		return true
+	}
+	ifaddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return true // cannot tell: refuse
+	}
+	for _, ia := range ifaddrs {
+		if n, ok := ia.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok && ip.Unmap() == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dialAny connects to the first of addrs that answers, on port.
+func (p *Proxy) dialAny(ctx context.Context, addrs []netip.Addr, port uint16) (net.Conn, error) {
+	var errs []error
+	for _, a := range addrs {
+		c, err := p.cfg.Dial(ctx, "tcp", netip.AddrPortFrom(a.Unmap(), port).String())
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+// reserve counts a tunnel being opened by client, unless that is one too
+// many.
+func (p *Proxy) reserve(client netip.Addr) refusal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.closed:
+		return refusalShutdown
+	case p.opening >= p.cfg.MaxTunnels:
+		return refusalTooMany
+	case client.IsValid() && p.perAddr[client] >= p.cfg.MaxClientTunnels:
+		return refusalClientLimit
+	}
+	p.opening++
+	if client.IsValid() {
+		p.perAddr[client]++
+	}
+	return refusalNone
+}
+
+func (p *Proxy) release(client netip.Addr) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.opening--
+	if client.IsValid() {
+		if p.perAddr[client]--; p.perAddr[client] == 0 {
+			delete(p.perAddr, client)
+		}
+	}
 }
 
 // record counts target and the client's address, each as new if the filters
@@ -181,7 +413,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 func (p *Proxy) record(target, remoteAddr string) {
 	if p.dests.Put(target) {
 		p.newDests.Add(1)
-		p.log.Printf("first seen in the window: destination %s", target)
+		p.cfg.Log.Info("first seen in the window", "destination", target)
 	} else {
 		p.seenDests.Add(1)
 	}
@@ -192,21 +424,24 @@ func (p *Proxy) record(target, remoteAddr string) {
 	client := ap.Addr().Unmap()
 	if p.clients.Put(client) {
 		p.newClients.Add(1)
-		p.log.Printf("first seen in the window: client %s", client)
+		p.cfg.Log.Info("first seen in the window", "client", client)
 	} else {
 		p.seenClients.Add(1)
 	}
 }
 
 // tunnel answers the CONNECT and copies bytes both ways until both sides
-// are done. The client may have sent bytes after its request already, which
-// sit in its bufio.Reader.
-func (p *Proxy) tunnel(src net.Conn, fromSrc *bufio.Reader, dst net.Conn) {
+// are done or the tunnel is idle. The client may have sent bytes after its
+// request already, which sit in its bufio.Reader.
+func (p *Proxy) tunnel(client netip.Addr, src net.Conn, fromSrc *bufio.Reader, dst net.Conn) {
 	defer p.wg.Done()
+	defer p.release(client)
 	defer p.active.Add(-1)
 	defer p.untrack(src, dst)
 	defer src.Close()
 	defer dst.Close()
+	t := &idle{timeout: p.cfg.IdleTimeout, conns: [2]net.Conn{src, dst}}
+	t.touch()
 	if _, err := io.WriteString(src, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
@@ -214,40 +449,64 @@ func (p *Proxy) tunnel(src net.Conn, fromSrc *bufio.Reader, dst net.Conn) {
 	halves.Add(2)
 	go func() {
 		defer halves.Done()
-		p.pipe(dst, fromSrc, &p.bytesUp, src, dst)
+		p.pipe(dst, fromSrc, &p.bytesUp, t)
 	}()
 	go func() {
 		defer halves.Done()
-		p.pipe(src, dst, &p.bytesDown, src, dst)
+		p.pipe(src, dst, &p.bytesDown, t)
 	}()
 	halves.Wait()
 }
 
-// pipe copies src to dst, counting bytes. At src's end it passes the end on
-// to dst and lets the other direction finish; on an error, it ends the
-// tunnel, so that the other direction does not wait for a peer that is gone.
-func (p *Proxy) pipe(dst io.Writer, src io.Reader, count *atomic.Int64, ends ...net.Conn) {
-	_, err := io.Copy(countingWriter{dst, count}, src)
-	if err != nil {
-		for _, c := range ends {
-			c.Close()
+// idle closes a tunnel's connections when no byte went either way for
+// timeout, by moving both connections' deadlines at every byte.
+type idle struct {
+	timeout time.Duration
+	conns   [2]net.Conn
+}
+
+func (t *idle) touch() {
+	d := time.Now().Add(t.timeout)
+	for _, c := range t.conns {
+		_ = c.SetDeadline(d)
+	}
+}
+
+func (t *idle) close() {
+	for _, c := range t.conns {
+		c.Close()
+	}
+}
+
+// pipe copies src to dst, counting bytes and keeping t alive. At src's end
+// it passes the end on to dst and lets the other direction finish; on an
+// error, the idle timeout among them, it ends the tunnel, so that the other
+// direction does not wait for a peer that is gone.
+func (p *Proxy) pipe(dst io.Writer, src io.Reader, count *atomic.Int64, t *idle) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			t.touch()
+			w, werr := dst.Write(buf[:n])
+			count.Add(int64(w))
+			if werr != nil {
+				t.close()
+				return
+			}
+			t.touch()
 		}
-		return
+		if err == io.EOF {
+			if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+				_ = cw.CloseWrite()
+			}
+			return
+		}
+		if err != nil {
+			t.close()
+			return
+		}
 	}
-	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-	}
-}
-
-type countingWriter struct {
-	w     io.Writer
-	count *atomic.Int64
-}
-
-func (c countingWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.count.Add(int64(n))
-	return n, err
 }
 
 // track registers a tunnel's connections for Close, and adds the tunnel to
@@ -273,10 +532,11 @@ func (p *Proxy) untrack(conns ...net.Conn) {
 	}
 }
 
-// Close ends every open tunnel and waits until their goroutines are done.
-// The http.Server that serves p does not know about tunnels, whose
-// connections it handed over, so shut it down too.
+// Close stops dials in flight, ends every open tunnel and waits until their
+// goroutines are done. The http.Server that serves p does not know about
+// tunnels, whose connections it handed over, so shut it down too.
 func (p *Proxy) Close() error {
+	p.cancel()
 	p.mu.Lock()
 	p.closed = true
 	for c := range p.conns {
@@ -289,6 +549,7 @@ func (p *Proxy) Close() error {
 
 // parseTarget checks the authority of a CONNECT request and returns it in
 // canonical form: a lower-case host name or an IP address, and a decimal port.
+// Its errors quote the authority, for the log.
 func parseTarget(authority string) (string, error) {
 	host, port, err := net.SplitHostPort(authority)
 	if err != nil {

@@ -7,11 +7,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -27,27 +30,93 @@ import (
 const window = time.Minute
 
 // proxyUnderTest is a Proxy served on loopback, with filters on a manual
-// clock.
+// clock, a fake resolver, and a dialer that fails the test rather than send
+// a packet off the machine.
 type proxyUnderTest struct {
 	*Proxy
 	clock *bloom.ManualClock
 	url   *url.URL
+	dials atomic.Int64 // calls of the dialer
+	log   *syncBuffer
 }
 
+// fakeResolver maps test host names to addresses; it finds no other name,
+// with an error that names a resolver, as the system's does.
+type fakeResolver map[string][]netip.Addr
+
+const fakeResolverAddr = "192.0.2.53:53"
+
+func (f fakeResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if a, ok := f[strings.TrimSuffix(host, ".")]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, Server: fakeResolverAddr, IsNotFound: true}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use, for logs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// startProxy starts a Proxy with cfg. A zero cfg.Policy allows every port
+// of 127.0.0.1, where the tests' servers listen.
 func startProxy(t *testing.T, cfg Config) *proxyUnderTest {
+	return startProxyTimeouts(t, cfg, Timeouts{})
+}
+
+func startProxyTimeouts(t *testing.T, cfg Config, to Timeouts) *proxyUnderTest {
 	t.Helper()
 	clock := bloom.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	cfg.Window, cfg.ExpectedInsertions, cfg.FPP, cfg.Clock = window, 1000, 0.001, clock
+	if cfg.Policy.Ports == nil && cfg.Policy.Prefixes == nil && cfg.Policy.Hosts == nil {
+		var err error
+		cfg.Policy, err = parsePolicy("1-65535", "127.0.0.1/32")
+		require.NoError(t, err)
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = fakeResolver{}
+	}
+	pt := &proxyUnderTest{clock: clock, log: &syncBuffer{}}
+	cfg.Log = slog.New(slog.NewTextHandler(pt.log, nil))
+	dial := cfg.Dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	cfg.Dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+		pt.dials.Add(1)
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil || !ap.Addr().IsLoopback() {
+			t.Errorf("dial %s %s: tests dial loopback IP addresses only", network, address)
+			return nil, errors.New("not loopback")
+		}
+		return dial(ctx, network, address)
+	}
 	p, err := NewProxy(cfg)
 	require.NoError(t, err)
-	srv := httptest.NewServer(p)
+	pt.Proxy = p
+	srv := httptest.NewUnstartedServer(p)
+	srv.Config = newServer(p, cfg.Log, to)
+	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
 		p.Close()
 	})
-	u, err := url.Parse(srv.URL)
+	pt.url, err = url.Parse(srv.URL)
 	require.NoError(t, err)
-	return &proxyUnderTest{p, clock, u}
+	return pt
 }
 
 // client returns an http.Client that goes through the proxy and trusts the
@@ -310,9 +379,9 @@ func TestBadRequests(t *testing.T) {
 	assert.Contains(t, err.Error(), "Bad Gateway")
 
 	s := p.stats(t)
-	assert.EqualValues(t, badRequests, s.Rejected.BadRequest)
-	assert.EqualValues(t, 3, s.Rejected.MethodNotAllowed)
-	assert.EqualValues(t, 2, s.Rejected.BadGateway)
+	assert.EqualValues(t, badRequests, s.Rejected["bad_request"])
+	assert.EqualValues(t, 3, s.Rejected["method_not_allowed"])
+	assert.EqualValues(t, 2, s.Rejected["unreachable"])
 	assert.Zero(t, s.Tunnels.Total)
 	assert.Zero(t, s.Destinations.FirstSeen, "refused targets are not recorded")
 
@@ -331,6 +400,7 @@ func TestDialErrors(t *testing.T) {
 	var fail atomic.Pointer[error]
 	p := startProxy(t, Config{
 		DialTimeout: time.Hour,
+		Resolver:    fakeResolver{"nowhere.invalid": {netip.MustParseAddr("127.0.0.1")}},
 		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
 			return nil, *fail.Load()
 		},
@@ -352,8 +422,8 @@ func TestDialErrors(t *testing.T) {
 		})
 	}
 	s := p.stats(t)
-	assert.EqualValues(t, 1, s.Rejected.GatewayTimeout)
-	assert.EqualValues(t, 2, s.Rejected.BadGateway)
+	assert.EqualValues(t, 1, s.Rejected["timeout"])
+	assert.EqualValues(t, 2, s.Rejected["unreachable"])
 }
 
 // TestParseTarget checks the canonical form of CONNECT targets, so that one

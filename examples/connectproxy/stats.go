@@ -7,8 +7,12 @@ type Stats struct {
 	Tunnels      TunnelStats `json:"tunnels"`
 	Destinations SeenStats   `json:"destinations"`
 	Clients      SeenStats   `json:"clients"`
-	// Rejected counts the requests refused, by reason.
-	Rejected RejectedStats `json:"rejected"`
+	// Rejected counts the requests refused, by reason: bad_request (400),
+	// method_not_allowed (405), port, loopback, private, link_local,
+	// unspecified, multicast, reserved and proxy_itself (403),
+	// client_limit (429), too_many_tunnels and shutdown (503), unresolved
+	// and unreachable (502), timeout (504).
+	Rejected map[string]int64 `json:"rejected"`
 }
 
 // TunnelStats counts tunnels and the bytes they carried.
@@ -36,7 +40,9 @@ type FilterStats struct {
 	Rotations        int64           `json:"rotations"`
 	EarlyRotations   int64           `json:"early_rotations"`
 	Current          GenerationStats `json:"current"`
-	Previous         GenerationStats `json:"previous"`
+	// Previous is nil until the first rotation: before it, the filter
+	// has had one generation only.
+	Previous *GenerationStats `json:"previous"`
 }
 
 // GenerationStats is bloom.GenerationStats in JSON's terms.
@@ -46,14 +52,6 @@ type GenerationStats struct {
 	FillRatio        float64 `json:"fill_ratio"`
 	ApproximateCount int64   `json:"approximate_count"`
 	ExpectedFPP      float64 `json:"expected_fpp"`
-}
-
-// RejectedStats counts refused requests by the status they got.
-type RejectedStats struct {
-	BadRequest       int64 `json:"bad_request"`        // 400: malformed CONNECT target
-	MethodNotAllowed int64 `json:"method_not_allowed"` // 405: not CONNECT
-	BadGateway       int64 `json:"bad_gateway"`        // 502: destination unreachable
-	GatewayTimeout   int64 `json:"gateway_timeout"`    // 504: destination too slow to answer
 }
 
 // Stats returns p's counters and its filters' statistics.
@@ -67,23 +65,32 @@ func (p *Proxy) Stats() Stats {
 		},
 		Destinations: SeenStats{FirstSeen: p.newDests.Load(), Repeats: p.seenDests.Load(), Filter: filterStats(p.dests.Stats())},
 		Clients:      SeenStats{FirstSeen: p.newClients.Load(), Repeats: p.seenClients.Load(), Filter: filterStats(p.clients.Stats())},
-		Rejected: RejectedStats{
-			BadRequest:       p.badRequest.Load(),
-			MethodNotAllowed: p.notAllowed.Load(),
-			BadGateway:       p.badGate.Load(),
-			GatewayTimeout:   p.gateTimeout.Load(),
-		},
+		Rejected:     p.rejected(),
 	}
 }
 
+// rejected returns the refusal counts by name.
+func (p *Proxy) rejected() map[string]int64 {
+	m := make(map[string]int64, refusals)
+	for why := refusalNone + 1; why < refusals; why++ {
+		m[why.String()] = p.refused[why].Load()
+	}
+	return m
+}
+
 func filterStats(s bloom.RotatingStats) FilterStats {
+	var prev *GenerationStats
+	if s.Rotations > 0 {
+		g := generationStats(s.Previous)
+		prev = &g
+	}
 	return FilterStats{
 		ApproximateCount: s.ApproximateElementCount,
 		ExpectedFPP:      s.ExpectedFPP,
 		Rotations:        s.Rotations,
 		EarlyRotations:   s.EarlyRotations,
 		Current:          generationStats(s.Current),
-		Previous:         generationStats(s.Previous),
+		Previous:         prev,
 	}
 }
 

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func mustPolicy(t *testing.T, ports, hosts string) Policy {
+	t.Helper()
+	p, err := parsePolicy(ports, hosts)
+	require.NoError(t, err)
+	return p
+}
+
+func connectRequest(target string) string {
+	return "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n"
+}
+
+// statusOf sends a CONNECT to target and returns the status and body.
+func (p *proxyUnderTest) statusOf(t *testing.T, target string) (int, string) {
+	t.Helper()
+	resp, _, _ := p.rawConnect(t, connectRequest(target), "")
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+func addrs(ss ...string) []netip.Addr {
+	var as []netip.Addr
+	for _, s := range ss {
+		as = append(as, netip.MustParseAddr(s))
+	}
+	return as
+}
+
+// TestRefusals asks for every kind of address the default policy refuses,
+// by each spelling, with every port allowed, and checks that each gets 403
+// with a generic reason, is counted, and that nothing was dialled.
+func TestRefusals(t *testing.T) {
+	echo := echoServer(t) // what a refused tunnel to loopback would reach
+	_, port, _ := net.SplitHostPort(echo)
+	p := startProxy(t, Config{
+		Policy: mustPolicy(t, "1-65535", ""),
+		Resolver: fakeResolver{
+			"localhost":     addrs("127.0.0.1", "::1"),
+			"loopback.test": addrs("127.0.0.1"),
+			"private.test":  addrs("10.0.0.1"),
+			// A public address beside a private one: the name is
+			// refused before anything is dialled.
+			"mixed.test":  addrs("192.0.2.1", "192.168.1.1"),
+			"mapped.test": addrs("::ffff:127.0.0.1"),
+		},
+	})
+	for _, c := range []struct {
+		target, reason string
+	}{
+		{"127.0.0.1:" + port, "loopback"},
+		{"127.1.2.3:" + port, "loopback"},
+		{"localhost:" + port, "loopback"},
+		{"LocalHost.:" + port, "loopback"},
+		{"loopback.test:" + port, "loopback"},
+		{"mapped.test:" + port, "loopback"},
+		{"[::1]:" + port, "loopback"},
+		{"[::ffff:127.0.0.1]:" + port, "loopback"},
+		{"0.0.0.0:" + port, "unspecified"},
+		{"[::]:" + port, "unspecified"},
+		{"10.0.0.1:443", "private"},
+		{"192.168.1.1:443", "private"},
+		{"172.16.0.1:443", "private"},
+		{"[fd00::1]:443", "private"},
+		{"[::ffff:10.0.0.1]:443", "private"},
+		{"private.test:443", "private"},
+		{"mixed.test:443", "private"},
+		{"169.254.169.254:80", "link_local"},
+		{"[fe80::1]:443", "link_local"},
+		{"224.0.0.1:443", "multicast"},
+		{"[ff02::1]:443", "multicast"},
+		{"100.64.0.1:443", "reserved"},
+		{"0.1.2.3:443", "reserved"},
+		{"[64:ff9b::7f00:1]:443", "reserved"},
+	} {
+		t.Run(c.target, func(t *testing.T) {
+			before := p.Stats().Rejected[c.reason]
+			status, body := p.statusOf(t, c.target)
+			assert.Equal(t, http.StatusForbidden, status)
+			assert.Equal(t, "destination address not allowed\n", body)
+			assert.Equal(t, before+1, p.Stats().Rejected[c.reason])
+		})
+	}
+
+	// A real client to a real TLS server on loopback.
+	tlsServer := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("a refused tunnel reached the server")
+	}))
+	defer tlsServer.Close()
+	_, err := p.client(tlsServer).Get(tlsServer.URL)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Forbidden")
+
+	assert.Zero(t, p.dials.Load(), "refused destinations are not dialled")
+	assert.Zero(t, p.Stats().Tunnels.Total)
+}
+
+// TestAllowHosts opens the policy by prefix and by name, and checks that
+// the port policy and the refusal of the proxy itself still hold.
+func TestAllowHosts(t *testing.T) {
+	echo := echoServer(t)
+	_, port, _ := net.SplitHostPort(echo)
+	p := startProxy(t, Config{
+		Policy: mustPolicy(t, "443,"+port, "127.0.0.1/32,svc.test"),
+		Resolver: fakeResolver{
+			"svc.test":   addrs("::1", "127.0.0.1"),
+			"other.test": addrs("::1"),
+			"self.test":  addrs("127.0.0.1"),
+		},
+	})
+	tunnel := func(target string) {
+		t.Helper()
+		resp, conn, br := p.rawConnect(t, connectRequest(target), "ping")
+		require.Equal(t, http.StatusOK, resp.StatusCode, target)
+		require.NoError(t, conn.(*net.TCPConn).CloseWrite())
+		back, err := io.ReadAll(br)
+		require.NoError(t, err)
+		assert.Equal(t, "ping", string(back), target)
+	}
+	tunnel(echo)                // 127.0.0.1/32
+	tunnel("svc.test:" + port)  // by name: nothing listens on ::1, 127.0.0.1 answers
+	tunnel("SVC.test.:" + port) // the same name
+	status, _ := p.statusOf(t, "other.test:"+port)
+	assert.Equal(t, http.StatusForbidden, status, "::1 is not in 127.0.0.1/32")
+	assert.EqualValues(t, 1, p.Stats().Rejected["loopback"])
+
+	dials := p.dials.Load()
+	status, body := p.statusOf(t, "127.0.0.1:1")
+	assert.Equal(t, http.StatusForbidden, status)
+	assert.Equal(t, "destination port not allowed\n", body)
+	assert.EqualValues(t, 1, p.Stats().Rejected["port"])
+
+	// The proxy itself, by address and by a name for it: 127.0.0.1/32
+	// does not open it, nor does listing its port.
+	p2 := startProxy(t, Config{
+		Policy:   mustPolicy(t, "1-65535", "127.0.0.1/32,self.test"),
+		Resolver: fakeResolver{"self.test": addrs("127.0.0.1")},
+	})
+	for _, target := range []string{p2.url.Host, "self.test:" + p2.url.Port(), "[::ffff:127.0.0.1]:" + p2.url.Port()} {
+		status, body = p2.statusOf(t, target)
+		assert.Equal(t, http.StatusForbidden, status, target)
+		assert.Equal(t, "destination address not allowed\n", body)
+	}
+	assert.EqualValues(t, 3, p2.Stats().Rejected["proxy_itself"])
+	assert.Zero(t, p2.dials.Load())
+	assert.Equal(t, dials, p.dials.Load(), "a refused port is not dialled")
+}
+
+func TestParsePolicy(t *testing.T) {
+	p := mustPolicy(t, " 443, 8000-8999 ,", "10.1.0.0/16, ::ffff:192.168.0.0/112, 127.0.0.2, Intranet.Example.")
+	for port, want := range map[uint16]bool{443: true, 8000: true, 8999: true, 80: false, 9000: false, 7999: false} {
+		assert.Equal(t, want, p.allowsPort(port), port)
+	}
+	assert.True(t, p.allowsHost("intranet.example"))
+	assert.True(t, p.allowsHost("INTRANET.example."))
+	assert.False(t, p.allowsHost("example"))
+	for addr, want := range map[string]refusal{
+		"10.1.2.3":           refusalNone,
+		"::ffff:10.1.2.3":    refusalNone,
+		"10.2.0.1":           refusalPrivate,
+		"192.168.4.5":        refusalNone, // the mapped prefix, unmapped
+		"127.0.0.2":          refusalNone,
+		"127.0.0.1":          refusalLoopback,
+		"::ffff:127.0.0.1":   refusalLoopback,
+		"93.184.216.34":      refusalNone,
+		"2606:4700::1111":    refusalNone,
+		"255.255.255.255":    refusalReserved,
+		"::ffff:0.0.0.0":     refusalUnspecified,
+		"fe80::1%eth0":       refusalLinkLocal,
+		"::ffff:169.254.0.1": refusalLinkLocal,
+	} {
+		assert.Equal(t, want, p.addrRefusal(netip.MustParseAddr(addr)), addr)
+	}
+	assert.Zero(t, mustPolicy(t, "", "").Ports, "nothing is allowed by the empty policy")
+	for _, c := range [][2]string{{"0", ""}, {"65536", ""}, {"9-8", ""}, {"https", ""}, {"1-", ""}, {"443", "10.0.0.0/33"}, {"443", "exa*mple"}} {
+		_, err := parsePolicy(c[0], c[1])
+		assert.Error(t, err, "%q", c)
+	}
+}
+
+// TestErrorBodies checks that replies say what went wrong and no more: no
+// resolver address, no echo of the target, which goes to the log instead.
+func TestErrorBodies(t *testing.T) {
+	p := startProxy(t, Config{Policy: mustPolicy(t, "443", "")})
+	status, body := p.statusOf(t, "nowhere.test:443")
+	assert.Equal(t, http.StatusBadGateway, status)
+	assert.Equal(t, "cannot resolve destination\n", body)
+	assert.Contains(t, p.log.String(), fakeResolverAddr, "the detail is logged")
+	assert.Contains(t, p.log.String(), "nowhere.test:443")
+
+	long := strings.Repeat("a", 60) + "." + strings.Repeat("b", 1000) + ":443"
+	status, body = p.statusOf(t, long)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Equal(t, "malformed CONNECT target\n", body)
+
+	// A target longer than the server reads at all.
+	resp, _, br := p.rawConnect(t, connectRequest(strings.Repeat("x", 64<<10)+".example:443"), "")
+	body2, _ := io.ReadAll(io.LimitReader(br, 1<<20))
+	resp.Body.Close()
+	assert.GreaterOrEqual(t, resp.StatusCode, 400)
+	assert.Less(t, len(body2), 1024, "the reply does not echo the target")
+	assert.Zero(t, p.dials.Load())
+}
+
+// TestAdminAccess checks that /stats and /metrics are served on the proxy's
+// port to loopback clients only, and not at all with SeparateAdmin.
+func TestAdminAccess(t *testing.T) {
+	for _, separate := range []bool{false, true} {
+		p, err := NewProxy(Config{Window: window, ExpectedInsertions: 10, FPP: 0.01, SeparateAdmin: separate})
+		require.NoError(t, err)
+		for _, path := range []string{"/stats", "/metrics"} {
+			for client, want := range map[string]int{"127.0.0.1:5000": http.StatusOK, "[::1]:5000": http.StatusOK, "192.0.2.1:5000": http.StatusNotFound, "[::ffff:10.0.0.1]:5000": http.StatusNotFound} {
+				if separate {
+					want = http.StatusNotFound
+				}
+				r := httptest.NewRequest(http.MethodGet, path, nil)
+				r.RemoteAddr = client
+				w := httptest.NewRecorder()
+				p.ServeHTTP(w, r)
+				assert.Equal(t, want, w.Code, "%s from %s, separate %v", path, client, separate)
+			}
+			w := httptest.NewRecorder()
+			r := httptest.NewRequest(http.MethodGet, path, nil)
+			r.RemoteAddr = "192.0.2.1:5000"
+			p.Admin().ServeHTTP(w, r)
+			assert.Equal(t, http.StatusOK, w.Code, "Admin serves whoever reaches it")
+		}
+		require.NoError(t, p.Close())
+	}
+}
