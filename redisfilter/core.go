@@ -109,14 +109,13 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 	if err := validName(name); err != nil {
 		return c, fmt.Errorf("%w: %v", bloom.ErrInvalidArgument, err)
 	}
-	funnelName := o.funnelName
-	if funnelName == "" {
-		s, ok := f.(fmt.Stringer)
-		if !ok {
-			return c, fmt.Errorf("%w: funnel %T has no String method; name it with WithFunnelName", bloom.ErrInvalidArgument, f)
-		}
-		funnelName = s.String()
+	// A funnel cannot be stored: its name stands for it, the same in every
+	// process, which what fmt prints for a function is not.
+	named, ok := f.(fmt.Stringer)
+	if !ok || named.String() == "" {
+		return c, fmt.Errorf("%w: funnel %T has no name; wrap it with funnel.Named, as in funnel.Named(\"orders/v1\", f), and open the filter with the same name in every process", bloom.ErrInvalidArgument, f)
 	}
+	funnelName := named.String()
 	bitSize, k, err := bloom.Size(expectedInsertions, fpp, o.sizing()...)
 	if err != nil {
 		return c, err

@@ -19,6 +19,12 @@
 // of [bloom.Filter]: the same values put through [Filter.Put] and
 // [bloom.Filter.Put] set the same bits.
 //
+// The config key records the funnel by its String method, since a funnel
+// cannot be stored: every process that opens a filter must use a funnel of
+// the same name. The built-in funnels have names; wrap any other in
+// [funnel.Named], as in funnel.Named("orders/v1", funnel.Func[Order](putOrder)),
+// and give it a new name when the way it feeds values changes.
+//
 // # Keys
 //
 // A filter named name has two keys that share a Redis Cluster hash slot:

@@ -51,9 +51,13 @@ var (
 	// what each kind of call needs.
 	ErrNoPermission = errors.New("redisfilter: no permission")
 
-	// ErrTryAgain wraps Redis Cluster's TRYAGAIN error, returned while the
-	// filter's slot is being migrated, after the retries a call makes within
-	// its context. Retry later.
+	// ErrTryAgain wraps Redis Cluster's TRYAGAIN error: the filter's slot
+	// is being migrated and the call names keys of it that are not on the
+	// source node (a window's generations not yet created), so neither node
+	// can run it. go-redis's ClusterClient has retried it with backoff
+	// (ClusterOptions.MaxRedirects times, 3 by default) and follows ASK
+	// redirections itself. Retry after the migration ends; no answer was
+	// given, so none is wrong.
 	ErrTryAgain = errors.New("redisfilter: slot is migrating")
 
 	// ErrCrossSlot wraps Redis Cluster's CROSSSLOT error. The keys of a

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -315,4 +317,92 @@ func TestFaultRestartWithoutPersistence(t *testing.T) {
 	found, err := f.MightContainMany(ctx, nil, values)
 	require.NoError(t, err)
 	assert.NotContains(t, found, false, "the Hybrid did not restore its values")
+}
+
+// TestFaultFailover kills the master of a filter's slot in a cluster of
+// its own (3 masters with a replica each, cluster-node-timeout 1 s), with
+// a client of go-redis's default options (and ContextTimeoutEnabled): calls
+// fail with an error within
+// their deadline while no master serves the slot, never answer false for a
+// value put and replicated before (WAIT), and succeed again soon after the
+// replica is promoted. It logs how long that took.
+func TestFaultFailover(t *testing.T) {
+	requireRedisServer(t)
+	cl, err := startCluster(3, 1)
+	require.NoError(t, err)
+	t.Cleanup(cl.stop)
+	// go-redis's defaults, but for context deadlines: no faster reload of
+	// the slot map is needed, since the filter asks for one on errors.
+	rdb := newClusterClient(cl.addrs())
+	t.Cleanup(func() { rdb.Close() })
+	ctx := testContext(t)
+	f, err := redisfilter.Open(ctx, rdb, "failover", funnel.String, 10_000, 0.01)
+	require.NoError(t, err)
+	values := make([]string, 1000)
+	for i := range values {
+		values[i] = "v" + strconv.Itoa(i)
+	}
+	require.NoError(t, f.PutMany(ctx, values))
+	master, err := rdb.MasterForKey(ctx, f.Key())
+	require.NoError(t, err)
+	// Replication is asynchronous: only writes a replica acknowledged
+	// survive the master's death.
+	acked, err := master.Do(ctx, "WAIT", 1, 5000).Int()
+	require.NoError(t, err)
+	require.Equal(t, 1, acked, "the replica did not acknowledge the puts")
+
+	var victim, replica *redisServer
+	for _, n := range cl.nodes {
+		c := newClient(n.socket())
+		info, err := c.Info(ctx, "replication").Result()
+		c.Close()
+		require.NoError(t, err)
+		if n.addr() == master.Options().Addr {
+			victim = n
+		} else if strings.Contains(info, "role:slave") && strings.Contains(info, "master_port:"+strings.TrimPrefix(master.Options().Addr, "127.0.0.1:")+"\r\n") {
+			replica = n
+		}
+	}
+	require.NotNil(t, victim)
+	require.NotNil(t, replica, "no replica of the filter's master")
+	replicaClient := newClient(replica.socket())
+	t.Cleanup(func() { replicaClient.Close() })
+
+	killed := time.Now()
+	victim.halt(syscall.SIGKILL)
+	var promoted, firstFailure, recovered time.Time
+	failures := 0
+	for deadline := killed.Add(60 * time.Second); time.Now().Before(deadline) && recovered.IsZero(); time.Sleep(50 * time.Millisecond) {
+		if promoted.IsZero() {
+			if info, err := replicaClient.Info(ctx, "replication").Result(); err == nil && strings.Contains(info, "role:master") {
+				promoted = time.Now()
+			}
+		}
+		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+		start := time.Now()
+		found, err := f.MightContainMany(callCtx, nil, values)
+		cancel()
+		took := time.Since(start)
+		assert.Less(t, took, callTimeout+callSlack, "a call outlived its deadline")
+		if err != nil {
+			if firstFailure.IsZero() {
+				firstFailure = time.Now()
+				t.Logf("first error: %v", err)
+			}
+			failures++
+			assert.Nil(t, found)
+			continue
+		}
+		assert.NotContains(t, found, false, "a value put and replicated before the failover answered false")
+		if !firstFailure.IsZero() {
+			recovered = time.Now()
+		}
+	}
+	require.False(t, firstFailure.IsZero(), "no call failed while the slot had no master")
+	require.False(t, promoted.IsZero(), "the replica was never promoted")
+	require.False(t, recovered.IsZero(), "calls did not succeed again within 60 s of the kill")
+	t.Logf("killed at 0; replica promoted at %v; calls failed from %v to %v (%d failures), %v after the promotion",
+		promoted.Sub(killed).Round(time.Millisecond), firstFailure.Sub(killed).Round(time.Millisecond),
+		recovered.Sub(killed).Round(time.Millisecond), failures, recovered.Sub(promoted).Round(time.Millisecond))
+	assert.Less(t, recovered.Sub(promoted), 10*time.Second, "calls kept failing long after the promotion")
 }

@@ -44,8 +44,9 @@ type Filter[T any] struct {
 // filter only reads, so a read-only user can do it.
 //
 // Open returns an error wrapping [bloom.ErrInvalidArgument] for arguments
-// [bloom.New] rejects, a nil rdb, a funnel without a name (see
-// [WithFunnelName]), or a name that is empty, longer than 256 bytes, or
+// [bloom.New] rejects, a nil rdb, a funnel without a name (one with no
+// String method, such as a [funnel.Func]: wrap it with [funnel.Named]), or a
+// name that is empty, longer than 256 bytes, or
 // holds '{', '}', '#' or a control character, and one wrapping
 // [bloom.ErrTooLarge] for a filter of more than 2³² bits, which Redis cannot
 // hold.

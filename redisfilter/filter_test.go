@@ -153,7 +153,7 @@ func TestFunnels(t *testing.T) {
 		checkFunnel(t, rdb, funnel.Sequential(funnel.Int64), [][]int64{nil, {1}, {1, 2, 3}})
 	})
 	t.Run("Func", func(t *testing.T) {
-		checkFunnel(t, rdb, pairFunnel, []pair{{"a", 1}, {"", 0}, {"ab", -7}}, redisfilter.WithFunnelName("pair/v1"))
+		checkFunnel(t, rdb, funnel.Named("pair/v1", pairFunnel), []pair{{"a", 1}, {"", 0}, {"ab", -7}})
 	})
 }
 
@@ -295,7 +295,7 @@ func TestOpenChecksParameters(t *testing.T) {
 				return err
 			}},
 			{"funnel name", func() error {
-				_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, redisfilter.WithFunnelName("utf8"))
+				_, err := redisfilter.Open(ctx, rdb, name, funnel.Named("utf8", funnel.String), 1, 0.01)
 				return err
 			}},
 			{"window", func() error {
@@ -529,6 +529,10 @@ func TestOpenArguments(t *testing.T) {
 			_, err := redisfilter.Open(ctx, rdb, name, pairs, 100, 0.01)
 			return err
 		}},
+		{"funnel named \"\"", bloom.ErrInvalidArgument, func() error {
+			_, err := redisfilter.Open(ctx, rdb, name, funnel.Named("", pairs), 100, 0.01)
+			return err
+		}},
 		{"nil strategy", bloom.ErrInvalidArgument, func() error {
 			_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01, redisfilter.WithStrategy(nil))
 			return err
@@ -564,6 +568,8 @@ func TestOpenArguments(t *testing.T) {
 		assert.ErrorIs(t, err, c.err, c.what)
 		t.Logf("%s: %v", c.what, err)
 	}
+	_, err := redisfilter.Open(ctx, rdb, name, pairs, 100, 0.01)
+	assert.ErrorContains(t, err, "wrap it with funnel.Named", "the advice for an unnamed funnel")
 	n, err := rdb.Exists(ctx, "{"+name+"}", "{"+name+"}:config").Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "a refused Open created keys")

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -226,13 +227,13 @@ func TestWindowEviction(t *testing.T) {
 func TestWindowLost(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := testContext(t)
-		clk := newClock(time.Now())
+		clk := bloom.NewManualClock(time.Now())
 		w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
-		gen := w.Generation(clk.now())
+		gen := w.Generation(clk.Now())
 		_, err = w.Put(ctx, "a")
 		require.NoError(t, err)
-		clk.advance(time.Hour)
+		clk.Advance(time.Hour)
 		_, err = w.Put(ctx, "b")
 		require.NoError(t, err)
 		require.NoError(t, rdb.Del(ctx, w.Key(gen)).Err())
@@ -244,7 +245,7 @@ func TestWindowLost(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, snap.MightContain("b"))
 		// Once the lost generation has left the window, reads work again.
-		clk.advance(time.Hour)
+		clk.Advance(time.Hour)
 		found, err := w.MightContainMany(ctx, nil, []string{"a", "b"})
 		require.NoError(t, err)
 		assert.Equal(t, []bool{false, true}, found)
@@ -407,4 +408,66 @@ func TestOutOfMemory(t *testing.T) {
 	found, err = f.MightContainMany(ctx, nil, values[:1500])
 	require.NoError(t, err)
 	assert.NotContains(t, found, false, "the Hybrid's push after the memory came back")
+}
+
+// TestSlotMigrating migrates the slot of a windowed filter, whose reads
+// name generations that do not exist: while the slot is migrating, such a
+// read is refused by Redis with TRYAGAIN, which go-redis retries and then
+// returns as an error wrapping ErrTryAgain, never as an answer; a Put,
+// all of whose keys are still on the source, keeps working, and once the
+// slot is stable the window answers again.
+func TestSlotMigrating(t *testing.T) {
+	rdb := sharedCluster(t)
+	ctx := testContext(t)
+	name := filterName(t)
+	w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 2)
+	require.NoError(t, err)
+	_, err = w.Put(ctx, "a")
+	require.NoError(t, err)
+	slot, err := rdb.ClusterKeySlot(ctx, w.ConfigKey()).Result()
+	require.NoError(t, err)
+	source, err := rdb.MasterForKey(ctx, w.ConfigKey())
+	require.NoError(t, err)
+	sourceID, err := source.ClusterMyID(ctx).Result()
+	require.NoError(t, err)
+	var (
+		mu       sync.Mutex
+		target   *redis.Client
+		targetID string
+	)
+	require.NoError(t, rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		id, err := node.ClusterMyID(ctx).Result()
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil && id != sourceID {
+			target, targetID = node, id
+		}
+		return err
+	}))
+	require.NotNil(t, target, "no other master")
+	stable := func() {
+		for _, node := range []*redis.Client{source, target} {
+			assert.NoError(t, node.Do(context.Background(), "CLUSTER", "SETSLOT", slot, "STABLE").Err())
+		}
+	}
+	require.NoError(t, target.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", sourceID).Err())
+	require.NoError(t, source.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", targetID).Err())
+	migrating := true
+	t.Cleanup(func() {
+		if migrating {
+			stable()
+		}
+	})
+
+	_, err = w.MightContain(ctx, "a")
+	require.ErrorIs(t, err, redisfilter.ErrTryAgain, "a window read while its slot migrates")
+	t.Log(err)
+	_, err = w.Put(ctx, "b")
+	require.NoError(t, err, "a Put into an existing generation while its slot migrates")
+
+	stable()
+	migrating = false
+	found, err := w.MightContainMany(ctx, nil, []string{"a", "b"})
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, true}, found, "the window once its slot is stable")
 }

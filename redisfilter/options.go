@@ -13,7 +13,6 @@ type Option func(*options)
 type options struct {
 	strategy      strategy.Strategy
 	legacy        bool
-	funnelName    string
 	clock         bloom.Clock
 	allowEviction bool
 	recreate      bool
@@ -33,19 +32,10 @@ func WithLegacyHashCount() Option {
 	return func(o *options) { o.legacy = true }
 }
 
-// WithFunnelName sets the funnel's name recorded in the filter's config key.
-// Replicas that open the filter must use the same name, which stands for the
-// funnel since a funnel cannot be stored. The default is the funnel's String
-// method, as in "funnel.String"; funnels without one, such as a
-// [funnel.Func], need a name, since what fmt prints for a function differs
-// between builds.
-func WithFunnelName(name string) Option {
-	return func(o *options) { o.funnelName = name }
-}
-
 // WithClock sets the clock a [Windowed] filter derives its generations from,
 // as [bloom.WithClock] does for a [bloom.Rotating]; only its Now method is
-// used. The default is the system clock. Open ignores it.
+// used. The default is the system clock; tests pass a [bloom.ManualClock].
+// Open ignores it.
 func WithClock(c bloom.Clock) Option {
 	return func(o *options) { o.clock = c }
 }

@@ -248,7 +248,21 @@ func (c *core[T]) wrap(op string, err error) error {
 			}
 		}
 	}
+	c.reloadSlots(err)
 	return fmt.Errorf("redisfilter: %s %q: %w", op, c.name, err)
+}
+
+// reloadSlots makes a cluster client reload its map of slots to nodes after
+// err, an error of the network or one of Redis's not mapped above: a
+// refused connection, a timeout or CLUSTERDOWN may be a master that died, and go-redis would otherwise keep calling it until
+// its next periodic reload (ClusterOptions.ClusterStateReloadInterval, 60 s
+// by default) long after a replica took over. go-redis coalesces the
+// reloads of many failing calls into one at a time.
+func (c *core[T]) reloadSlots(err error) {
+	cl, ok := c.rdb.(interface{ ReloadState(context.Context) })
+	if ok && !errors.Is(err, context.Canceled) {
+		cl.ReloadState(context.Background())
+	}
 }
 
 // fail returns an error wrapping sentinel; for ErrMismatch, detail is the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -287,13 +288,18 @@ func startRedisOn(port int, args ...string) (*redisServer, error) {
 	return s, nil
 }
 
+// freePort returns a free loopback port in 17200-17999, the range the
+// tests' own servers use (.ci/run's cluster is on 17100-17105).
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	for range 200 {
+		port := 17200 + rand.IntN(800)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			l.Close()
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("no free loopback port in 17200-17999")
 }
 
 func (s *redisServer) socket() string { return filepath.Join(s.dir, "redis.sock") }
@@ -425,9 +431,6 @@ func freeClusterPort() (int, error) {
 		port, err := freePort()
 		if err != nil {
 			return 0, err
-		}
-		if port+10000 > 65535 {
-			continue
 		}
 		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000)); err == nil {
 			l.Close()

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,23 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// clock is a settable clock for WithClock.
-type clock struct{ ns atomic.Int64 }
-
-func (c *clock) Now() time.Time { return c.now() }
-
-func (c *clock) AfterFunc(time.Duration, func()) { panic("a Windowed filter set a timer") }
-
-func newClock(t time.Time) *clock {
-	c := new(clock)
-	c.set(t)
-	return c
-}
-
-func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
-func (c *clock) set(t time.Time)         { c.ns.Store(t.UnixNano()) }
-func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
-
 // TestWindowGenerations walks a window of 3 one-hour generations through
 // time on a settable clock. The clock starts at the real time, because
 // Redis expires the bitmaps by its own.
@@ -42,7 +24,7 @@ func TestWindowGenerations(t *testing.T) {
 		ctx := testContext(t)
 		name := filterName(t)
 		start := time.Now().Truncate(time.Hour).Add(time.Hour + 10*time.Minute)
-		clk := newClock(start)
+		clk := bloom.NewManualClock(start)
 		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 1000, 1e-6, time.Hour, 3, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 		gen := w.Generation(start)
@@ -67,9 +49,9 @@ func TestWindowGenerations(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, time.Duration(gen+4)*time.Hour, expireAt)
 
-		clk.advance(time.Hour)
+		clk.Advance(time.Hour)
 		require.NoError(t, w.PutMany(ctx, []string{"b", "c"}))
-		clk.advance(time.Hour)
+		clk.Advance(time.Hour)
 		_, err = w.Put(ctx, "d")
 		require.NoError(t, err)
 
@@ -78,7 +60,7 @@ func TestWindowGenerations(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []bool{true, true, true, true, false}, found)
 
-		clk.advance(time.Hour) // gen+3: "a" is out of the window
+		clk.Advance(time.Hour) // gen+3: "a" is out of the window
 		found, err = w.MightContainMany(ctx, nil, []string{"a", "b", "c", "d"})
 		require.NoError(t, err)
 		assert.Equal(t, []bool{false, true, true, true}, found)
@@ -86,7 +68,7 @@ func TestWindowGenerations(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, ok)
 
-		clk.advance(time.Hour) // gen+4: only "d" is left
+		clk.Advance(time.Hour) // gen+4: only "d" is left
 		found, err = w.MightContainMany(ctx, nil, []string{"a", "b", "c", "d"})
 		require.NoError(t, err)
 		assert.Equal(t, []bool{false, false, false, true}, found)
@@ -116,7 +98,7 @@ func TestWindowFleet(t *testing.T) {
 	all := randomStrings(rand.New(rand.NewPCG(19, 20)), replicas*perReplica)
 	ws := make([]*redisfilter.Windowed[string], replicas)
 	for i := range ws {
-		clk := newClock(now) // the same time, read separately by each
+		clk := bloom.NewManualClock(now) // the same time, read separately by each
 		var err error
 		ws[i], err = redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, replicas*perReplica, 0.01, 24*time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
@@ -162,15 +144,15 @@ func TestWindowClockSkew(t *testing.T) {
 	ctx := testContext(t)
 	name := filterName(t)
 	boundary := time.Now().Truncate(time.Hour).Add(time.Hour)
-	ahead := newClock(boundary.Add(time.Second))
-	behind := newClock(boundary.Add(-time.Second))
-	open := func(clk *clock) *redisfilter.Windowed[string] {
+	ahead := bloom.NewManualClock(boundary.Add(time.Second))
+	behind := bloom.NewManualClock(boundary.Add(-time.Second))
+	open := func(clk bloom.Clock) *redisfilter.Windowed[string] {
 		w, err := redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, 100, 1e-6, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 		return w
 	}
 	a, b := open(ahead), open(behind)
-	require.Equal(t, a.Generation(ahead.now()), b.Generation(behind.now())+1)
+	require.Equal(t, a.Generation(ahead.Now()), b.Generation(behind.Now())+1)
 	_, err := a.Put(ctx, "x")
 	require.NoError(t, err)
 	ok, err := b.MightContain(ctx, "x")
@@ -214,10 +196,10 @@ func TestWindowWrongKeys(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := testContext(t)
 		name := filterName(t)
-		clk := newClock(time.Now())
+		clk := bloom.NewManualClock(time.Now())
 		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
-		gen := w.Generation(clk.now())
+		gen := w.Generation(clk.Now())
 		require.NoError(t, rdb.LPush(ctx, w.Key(gen-1), "x").Err())
 		t.Cleanup(func() { rdb.Del(context.Background(), w.Key(gen-1)) })
 		_, err = w.MightContain(ctx, "a")
