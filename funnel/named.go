@@ -9,7 +9,7 @@ import "github.com/mitzbloom/mitzbloom/internal/murmur3"
 // the calls that build it, where comparing functions cannot: give every key
 // format its own, and a new one when the format changes, as in
 //
-//	funnel.Named("orders/v2", funnel.Func(putOrder))
+//	funnel.Named("orders/v2", funnel.Func[Order](putOrder))
 //
 // Filters that must combine (PutAll, a Redis filter opened by many
 // processes) then check the name, and a named built-in funnel hashes as fast
