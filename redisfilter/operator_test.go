@@ -2,7 +2,6 @@ package redisfilter_test
 
 import (
 	"context"
-
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -20,7 +19,7 @@ import (
 
 // The tests of this file reproduce what goes wrong in a fleet, against real
 // servers of their own: eviction, flushes, lost config keys, read-only
-// users, a server out of memory, reads from replicas.
+// users, a server out of memory.
 
 // TestNames refuses, on every kind of server alike, names that would break
 // the hash tag keeping a filter's keys in one cluster slot, and spreads
