@@ -6,13 +6,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mitzbloom/mitzbloom/internal/probe"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/probe"
 	"github.com/mitzbloom/mitzbloom/internal/race"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )

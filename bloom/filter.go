@@ -3,10 +3,9 @@ package bloom
 import (
 	"fmt"
 
-	"github.com/mitzbloom/mitzbloom/internal/probe"
-
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
+	"github.com/mitzbloom/mitzbloom/internal/probe"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/mitzbloom/mitzbloom/internal/probe"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/probe"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 

@@ -146,9 +146,6 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 		return nil, err
 	}
 	clock := s.cfg.clock
-	if !s.cfg.clockSet {
-		clock = systemClock{}
-	}
 	if clock == nil {
 		return nil, fmt.Errorf("%w: clock is nil", ErrInvalidArgument)
 	}

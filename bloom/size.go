@@ -28,7 +28,6 @@ type config struct {
 	legacyHashK bool
 	plainWrites bool
 	clock       Clock
-	clockSet    bool // a nil clock is an error, not the default
 }
 
 // WithStrategy selects the strategy that maps hashes to bits. The default is
@@ -70,7 +69,7 @@ func WithUnsynchronizedWrites() Option {
 // with c. The default is the system's clock, time.Now and time.AfterFunc;
 // tests pass a [ManualClock]. A Filter has no clock: New and Size ignore it.
 func WithClock(c Clock) Option {
-	return func(cfg config) config { cfg.clock, cfg.clockSet = c, true; return cfg }
+	return func(cfg config) config { cfg.clock = c; return cfg }
 }
 
 // sizing is what New builds: words 64-bit words and k hash functions.
@@ -95,7 +94,7 @@ func Size(expectedInsertions int64, fpp float64, opts ...Option) (bitSize int64,
 }
 
 func size(n int64, p float64, opts []Option) (sizing, error) {
-	cfg := config{strategy: strategy.Murmur128Mitz64}
+	cfg := config{strategy: strategy.Murmur128Mitz64, clock: systemClock{}}
 	// Options take and return the config by value, so that it does not
 	// escape and Size allocates nothing.
 	for _, o := range opts {

@@ -3,10 +3,9 @@ package bloom
 import (
 	"math"
 
-	"github.com/mitzbloom/mitzbloom/funnel"
-
 	"github.com/bits-and-blooms/bitset"
 
+	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/javamath"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
