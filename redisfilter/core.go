@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
@@ -19,21 +19,6 @@ import (
 )
 
 const (
-	// maxBits is the largest filter Redis can hold: a string has at most
-	// 512 MiB (proto-max-bulk-len), 2³² bits.
-	maxBits = 1 << 32
-
-	// maxOffsetsPerScript bounds the bits one script sets or tests. Redis
-	// runs one script at a time and nothing else meanwhile; a SETBIT from
-	// Lua costs about 0.3 µs, so a script holds Redis for a millisecond or
-	// two at most.
-	maxOffsetsPerScript = 4096
-
-	// maxScriptsPerTrip bounds the scripts pipelined in one round trip, so
-	// that a huge batch is sent in pieces of 65536 offsets (under 1 MiB)
-	// rather than encoded whole in memory.
-	maxScriptsPerTrip = 16
-
 	// chunkBytes bounds the bytes of a bitmap one script reads, ORs or
 	// counts, so that Snapshot, Merge and BitCount of a big filter hold the
 	// server for a millisecond or so at a time rather than for the whole
@@ -61,10 +46,14 @@ type core[T any] struct {
 	strategy strategy.Strategy
 	k        int
 	bitSize  int64
-	cfgKey   string
-	params   string // the config key's value without its identity
-	// cfg is the config key's value, its identity included, as Open found
-	// or created it; only a Hybrid, which has a core of its own, changes
+	// shards are the filter's strings, of shardBits bits each but maybe
+	// the last; one, {name}, for a filter not sharded.
+	shards    []shard
+	shardBits int64
+	windowed  bool
+	params    string // the config key's value without its identity
+	// cfg is the config keys' value, the same in every shard, its identity
+	// included, as Open found or created it; only a Hybrid, which has a core of its own, changes
 	// it after that, when it re-creates a lost filter.
 	cfg string
 	// lostAdvice ends the message of an ErrLost error: what to do.
@@ -94,8 +83,9 @@ func validName(name string) error {
 	return nil
 }
 
-// newCore validates the arguments of Open and OpenWindowed and sizes the
-// filter. window is appended to the config, "" for a plain filter.
+// newCore validates the arguments of Open and OpenWindowed, sizes the
+// filter and lays out its shards. window is appended to the config, "" for
+// a plain filter.
 func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, window string, o *options) (core[T], error) {
 	var c core[T]
 	switch {
@@ -105,6 +95,9 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 		return c, fmt.Errorf("%w: funnel is nil", bloom.ErrInvalidArgument)
 	case o.strategy == nil:
 		return c, fmt.Errorf("%w: strategy is nil", bloom.ErrInvalidArgument)
+	}
+	if _, ok := rdb.(*redis.Ring); ok {
+		return c, fmt.Errorf("%w: a redis.Ring is not supported: it shards keys itself, without the hash slots a filter's keys share; use a Client or a ClusterClient", bloom.ErrInvalidArgument)
 	}
 	if err := validName(name); err != nil {
 		return c, fmt.Errorf("%w: %v", bloom.ErrInvalidArgument, err)
@@ -120,20 +113,26 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 	if err != nil {
 		return c, err
 	}
-	if bitSize > maxBits {
-		return c, fmt.Errorf("%w: %d bits, more than the 2^32 bits (512 MiB) a Redis string holds", bloom.ErrTooLarge, bitSize)
+	shardBytes, err := shardBytesFor(bitSize/8, o.shardBytes)
+	if err != nil {
+		return c, fmt.Errorf("%w: %v", bloom.ErrInvalidArgument, err)
 	}
 	params := fmt.Sprintf("%s bits=%d k=%d strategy=%v funnel=%q%s", configFormat, bitSize, k, o.strategy, funnelName, window)
+	if shardBytes*8 < bitSize {
+		params += fmt.Sprintf(" shard-bytes=%d", shardBytes)
+	}
 	return core[T]{
-		rdb:      rdb,
-		name:     name,
-		funnel:   f,
-		fname:    funnelName,
-		strategy: o.strategy,
-		k:        k,
-		bitSize:  bitSize,
-		cfgKey:   "{" + name + "}:config",
-		params:   params,
+		rdb:       rdb,
+		name:      name,
+		funnel:    f,
+		fname:     funnelName,
+		strategy:  o.strategy,
+		k:         k,
+		bitSize:   bitSize,
+		shards:    layout(name, bitSize, shardBytes),
+		shardBits: shardBytes * 8,
+		windowed:  window != "",
+		params:    params,
 	}, nil
 }
 
@@ -144,11 +143,6 @@ func newOptions(opts []Option) *options {
 	}
 	return o
 }
-
-func (c *core[T]) nbytes() int64 { return c.bitSize / 8 }
-
-// config returns the config key's value as this filter knows it.
-func (c *core[T]) config() string { return c.cfg }
 
 // paramsOf returns a stored config without its identity.
 func paramsOf(cfg string) string {
@@ -166,87 +160,47 @@ func (c *core[T]) newConfig() string {
 	return c.params + idField + hex.EncodeToString(id[:])
 }
 
-// scratch is the memory of one eval, reused through scratchPool: a batch of
-// 256 values at k = 7 needs 1792 offsets and their interface values.
-type scratch struct {
-	idx     []int64 // one value's indexes
-	offsets []int64 // the bit offsets of a round trip
-	argv    []any   // every script's arguments, back to back
-	scripts [][]any // each script's arguments, slices of argv
+// A chunk is a range of one shard's bytes that one script reads or ORs.
+type chunk struct {
+	shard    *shard
+	from, to int64 // in the shard's bytes, to exclusive
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
-
-// eval runs script (putScript or containsScript) over vs and appends one
-// answer per value to dst. On error it returns dst unchanged.
-func (c *core[T]) eval(ctx context.Context, op string, script *redis.Script, keys []string, mode string, vs []T, dst []bool) ([]bool, error) {
-	n0 := len(dst)
-	perScript := max(1, maxOffsetsPerScript/c.k)
-	perTrip := perScript * maxScriptsPerTrip
-	readOnly := script == containsScript
-	cfg := c.config()
-	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
-	for start := 0; start < len(vs); start += perTrip {
-		trip := vs[start:min(len(vs), start+perTrip)]
-		s.offsets = s.offsets[:0]
-		for _, v := range trip {
-			h1, h2 := strategy.Sum128(c.funnel, v)
-			s.idx = c.strategy.AppendIndexes(s.idx[:0], h1, h2, c.k, c.bitSize)
-			for _, i := range s.idx {
-				s.offsets = append(s.offsets, i^63)
-			}
-		}
-		// Pointers box without allocating, and go-redis sends the *int64
-		// in decimal: ARGV strings, which Lua passes on to SETBIT as they
-		// are, where numbers would cost a conversion each.
-		s.argv, s.scripts = s.argv[:0], s.scripts[:0]
-		for first := 0; first < len(s.offsets); first += perScript * c.k {
-			from := len(s.argv)
-			s.argv = append(s.argv, cfg, c.nbytes(), mode, c.k)
-			for i := first; i < min(len(s.offsets), first+perScript*c.k); i++ {
-				s.argv = append(s.argv, &s.offsets[i])
-			}
-			s.scripts = append(s.scripts, s.argv[from:len(s.argv):len(s.argv)])
-		}
-		answers, err := c.runScripts(ctx, script, readOnly, keys, s.scripts)
-		if err == nil && len(answers) != len(trip) {
-			err = fmt.Errorf("script answered %d values of %d", len(answers), len(trip))
-		}
-		if err != nil {
-			clear(s.argv) // drop the references to the config
-			return dst[:n0], c.wrap(op, err)
-		}
-		for _, a := range answers {
-			dst = append(dst, a == '1')
+// chunks returns the ranges of at most chunkBytes that cover every shard, in
+// order, so that their bytes concatenated are the filter's.
+func (c *core[T]) chunks() []chunk {
+	var out []chunk
+	for i := range c.shards {
+		s := &c.shards[i]
+		for from := int64(0); from < s.nbytes(); from += chunkBytes {
+			out = append(out, chunk{s, from, min(s.nbytes(), from+chunkBytes)})
 		}
 	}
-	clear(s.argv)
-	return dst, nil
+	return out
 }
 
-// readChunks runs readScript over the bitmap in chunks of chunkBytes, each
-// checking the config, chunksPerTrip of them per round trip, and passes each
-// reply to each in order; keys and windowed as for readScript. A reply is a
-// []byte for "range", an int64 for "count".
-func (c *core[T]) readChunks(ctx context.Context, op, what string, keys []string, windowed string, each func(from int64, reply any) error) error {
-	cfg := c.config()
-	n := c.nbytes()
-	for trip := int64(0); trip < n; trip += chunkBytes * chunksPerTrip {
-		var args [][]any
-		for from := trip; from < min(n, trip+chunkBytes*chunksPerTrip); from += chunkBytes {
-			args = append(args, []any{cfg, n, what, from, min(n, from+chunkBytes) - 1, windowed})
-		}
-		cmds := c.pipeline(ctx, readScript, true, false, keys, args)
-		for i, cmd := range cmds {
-			if noScript(cmd.Err()) {
-				cmd = c.pipeline(ctx, readScript, true, true, keys, args[i:i+1])[0]
+// readChunks runs readScript over the filter's bitmaps, or generation gen's
+// for a window, in chunks of chunkBytes, each checking its shard's config,
+// chunksPerTrip of them per round trip, and passes each reply to each in
+// order. A reply is a string for "range", an int64 for "count".
+func (c *core[T]) readChunks(ctx context.Context, op, what string, gen int64, each func(ch chunk, reply any) error) error {
+	all := c.chunks()
+	for trip := 0; trip < len(all); trip += chunksPerTrip {
+		chs := all[trip:min(len(all), trip+chunksPerTrip)]
+		calls := make([]call, len(chs))
+		for i, ch := range chs {
+			keys, windowed := ch.shard.keys, "0"
+			if c.windowed {
+				keys, windowed = []string{ch.shard.cfgKey, ch.shard.gensKey, ch.shard.genKey(gen)}, "1"
 			}
+			calls[i] = call{keys, []any{c.cfg, ch.shard.nbytes(), what, ch.from, ch.to - 1, windowed}}
+		}
+		for i, cmd := range c.scripts(ctx, readScript, true, calls) {
 			reply, err := cmd.Result()
 			if err != nil {
 				return c.wrap(op, err)
 			}
-			if err := each(args[i][3].(int64), reply); err != nil {
+			if err := each(chs[i], reply); err != nil {
 				return c.wrap(op, err)
 			}
 		}
@@ -260,26 +214,26 @@ func noScript(err error) bool {
 	return errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")
 }
 
-// snapshot reads the bitmap keys[len(keys)-1] in chunks, each with its
-// config checked, and decodes it as Guava's readFrom would the writeTo
-// stream it makes. Bits are only ever set, and a filter re-created meanwhile
-// fails the check, so the copy holds every value put before it started.
-func (c *core[T]) snapshot(ctx context.Context, keys []string, windowed string) (*bloom.Filter[T], error) {
+// snapshot reads the filter's bitmaps, or generation gen's for a window, in
+// chunks, each with its config checked, and decodes them as Guava's readFrom
+// would the writeTo stream they make. Bits are only ever set, and a filter
+// re-created meanwhile fails the check, so the copy holds every value put
+// before it started.
+func (c *core[T]) snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], error) {
 	// Guava's header, then the words.
-	buf := make([]byte, 6, 6+c.nbytes())
+	buf := make([]byte, 6, 6+c.bitSize/8)
 	buf[0] = byte(c.strategy.Ordinal())
 	buf[1] = byte(c.k)
 	binary.BigEndian.PutUint32(buf[2:], uint32(c.bitSize/64))
-	err := c.readChunks(ctx, "snapshot", "range", keys, windowed, func(from int64, reply any) error {
+	err := c.readChunks(ctx, "snapshot", "range", gen, func(ch chunk, reply any) error {
 		s, _ := reply.(string)
-		want := min(c.nbytes(), from+chunkBytes) - from
-		switch int64(len(s)) {
+		switch want := ch.to - ch.from; int64(len(s)) {
 		case want:
 			buf = append(buf, s...)
 		case 0: // a generation that expired, or was never created
 			buf = append(buf, make([]byte, want)...)
 		default:
-			return fmt.Errorf("read %d bytes at %d, want %d", len(s), from, want)
+			return fmt.Errorf("read %d bytes at %d of %s, want %d", len(s), ch.from, ch.shard.key, want)
 		}
 		return nil
 	})
@@ -293,10 +247,10 @@ func (c *core[T]) snapshot(ctx context.Context, keys []string, windowed string) 
 	return f, nil
 }
 
-// bitCount counts the bits set in the bitmap keys[len(keys)-1], in chunks.
-func (c *core[T]) bitCount(ctx context.Context, keys []string, windowed string) (int64, error) {
+// bitCount counts the bits set in the filter's bitmaps, in chunks.
+func (c *core[T]) bitCount(ctx context.Context) (int64, error) {
 	var total int64
-	err := c.readChunks(ctx, "bitCount", "count", keys, windowed, func(_ int64, reply any) error {
+	err := c.readChunks(ctx, "bitCount", "count", 0, func(_ chunk, reply any) error {
 		n, ok := reply.(int64)
 		if !ok {
 			return fmt.Errorf("BITCOUNT answered %T", reply)
@@ -307,10 +261,10 @@ func (c *core[T]) bitCount(ctx context.Context, keys []string, windowed string) 
 	return total, err
 }
 
-// merge ORs local's bits into the bitmap, in chunks of chunkBytes, each in
-// one script that checks the config; chunks of local without a bit set are
-// not sent, but for the first.
-func (c *core[T]) merge(ctx context.Context, bitmap string, local *bloom.Filter[T]) error {
+// merge ORs local's bits into the filter's bitmaps, in chunks of chunkBytes,
+// each in one script that checks its shard's config; chunks of local without
+// a bit set are not sent, but for the first of each shard.
+func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
 	if err := c.checkLocal(local); err != nil {
 		return err
 	}
@@ -321,25 +275,31 @@ func (c *core[T]) merge(ctx context.Context, bitmap string, local *bloom.Filter[
 	words := data[6:] // without Guava's header
 	var suffix [8]byte
 	_, _ = rand.Read(suffix[:]) // never fails
-	tmp := bitmap + ":merge:" + hex.EncodeToString(suffix[:])
-	keys := []string{c.cfgKey, bitmap, tmp + ":a", tmp + ":b"}
-	cfg := c.config()
-	var args [][]any
+	tmp := ":merge:" + hex.EncodeToString(suffix[:])
+	var calls []call
 	flush := func() error {
-		if len(args) == 0 {
+		if len(calls) == 0 {
 			return nil
 		}
-		_, err := c.runScripts(ctx, mergeScript, false, keys, args)
-		args = args[:0]
-		return c.wrap("merge", err)
+		cmds := c.scripts(ctx, mergeScript, false, calls)
+		calls = calls[:0]
+		for _, cmd := range cmds {
+			if err := cmd.Err(); err != nil {
+				return c.wrap("merge", err)
+			}
+		}
+		return nil
 	}
-	for from := 0; from < len(words); from += chunkBytes {
-		chunk := words[from:min(len(words), from+chunkBytes)]
-		if from > 0 && allZero(chunk) {
+	for _, ch := range c.chunks() {
+		start := ch.shard.first / 8
+		bits := words[start+ch.from : start+ch.to]
+		if ch.from > 0 && allZero(bits) {
 			continue // the first is always sent, for the checks
 		}
-		args = append(args, []any{cfg, c.nbytes(), int64(from), chunk})
-		if len(args) == chunksPerTrip {
+		s := ch.shard
+		keys := []string{s.cfgKey, s.key, s.key + tmp + ":a", s.key + tmp + ":b"}
+		calls = append(calls, call{keys, []any{c.cfg, s.nbytes(), ch.from, bits}})
+		if len(calls) == chunksPerTrip {
 			if err := flush(); err != nil {
 				return err
 			}
@@ -381,45 +341,87 @@ func (c *core[T]) checkLocal(local *bloom.Filter[T]) error {
 	return nil
 }
 
+// A found is what Open found of one shard: its config ("" for none) and
+// the length of its bitmap, or for a window the number of generations its
+// record holds.
+type found struct {
+	cfg string
+	n   int64
+}
+
+// errPending reports a filter whose shards Open found in a state that
+// another process creating or re-creating it passes through.
+var errPending = errors.New("redisfilter: filter is being created")
+
 // open finds the filter's config, or creates the filter, and records the
-// config in c. second is the bitmap for a plain filter, the record of the
-// generations for a window. It reads first, without writing, so that a
-// read-only user opens an existing filter; it writes only to create, and
-// then only if nothing changed since it read.
-func (c *core[T]) open(ctx context.Context, second string, windowed bool, o *options) error {
-	if err := c.checkEviction(ctx, windowed, o); err != nil {
+// config in c. It reads first, without writing, so that a read-only user
+// opens an existing filter; it writes only to create, and then only the
+// shards that did not change since it read. It creates shards from the last
+// to the first, so that a filter whose first shard has its config is
+// complete, and one that has some shards but not the first is being
+// created, which it waits for.
+func (c *core[T]) open(ctx context.Context, o *options) error {
+	if err := c.checkEviction(ctx, c.windowed, o); err != nil {
 		return err
 	}
-	keys := []string{c.cfgKey, second}
 	w := "0"
-	if windowed {
+	if c.windowed {
 		w = "1"
 	}
+	waits := 10 + len(c.shards)
 	for attempt := 0; ; attempt++ {
-		res, err := c.run(ctx, inspectScript, true, keys, w).Slice()
-		if err != nil {
-			return c.wrap("open", err)
+		calls := make([]call, len(c.shards))
+		for i := range c.shards {
+			s := &c.shards[i]
+			calls[i] = call{[]string{s.cfgKey, s.key}, []any{w}}
+			if c.windowed {
+				calls[i].keys[1] = s.gensKey
+			}
 		}
-		stored, _ := res[0].(string)
-		n, _ := res[1].(int64)
-		cfg, err := c.decide(stored, n, second, windowed, o)
-		if err != nil || cfg == stored {
-			c.cfg = cfg
+		seen := make([]found, len(c.shards))
+		for i, cmd := range c.scripts(ctx, inspectScript, true, calls) {
+			res, err := cmd.Slice()
+			if err != nil {
+				return c.wrap("open", err)
+			}
+			seen[i].cfg, _ = res[0].(string)
+			seen[i].n, _ = res[1].(int64)
+		}
+		cfg, write, err := c.decide(seen, o)
+		if errors.Is(err, errPending) && attempt < waits {
+			select {
+			case <-ctx.Done():
+				return c.wrap("open", ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil {
 			return err
 		}
-		adopt := "0"
-		if stored == "" && n != 0 {
-			adopt = "1"
+		done := true
+		for i := len(c.shards) - 1; i >= 0 && done; i-- {
+			if !write[i] {
+				continue
+			}
+			s, was := &c.shards[i], seen[i]
+			adopt := "0"
+			if was.cfg == "" && was.n != 0 {
+				adopt = "1"
+			}
+			keys := []string{s.cfgKey, calls[i].keys[1], s.holdKey}
+			res, err := c.scripts(ctx, createScript, false, []call{{keys, []any{was.cfg, cfg, s.nbytes(), w, adopt, was.n}}})[0].Slice()
+			if err != nil {
+				return c.wrap("open", err)
+			}
+			ok, _ := res[0].(int64)
+			done = ok == 1
 		}
-		res, err = c.run(ctx, createScript, false, keys, stored, cfg, c.nbytes(), w, adopt, n).Slice()
-		if err != nil {
-			return c.wrap("open", err)
-		}
-		if done, _ := res[0].(int64); done == 1 {
+		if done {
 			c.cfg = cfg
 			return nil
 		}
-		if attempt == 3 {
+		if attempt == waits {
 			return fmt.Errorf("redisfilter: open %q: the filter changed under every attempt to create it", c.name)
 		}
 		// Another process created or changed it meanwhile: look again.
@@ -427,33 +429,129 @@ func (c *core[T]) open(ctx context.Context, second string, windowed bool, o *opt
 }
 
 // decide returns the config an opened filter is to have, given what Open
-// found: the stored config ("" for none) and the length of the bitmap, or
-// for a window the number of recorded generations. A config other than the
-// stored one is to be written.
-func (c *core[T]) decide(stored string, n int64, second string, windowed bool, o *options) (string, error) {
-	if stored != "" && paramsOf(stored) != c.params {
-		return "", c.fail("open", ErrMismatch, stored)
-	}
-	if windowed {
-		switch {
-		case stored != "":
-			return stored, nil
-		case n > 0 && !o.adopt:
-			return "", c.fail("open", ErrLost, fmt.Sprintf("config key %s is missing, but %s records %d generations: if they are this filter's, open it with WithAdopt to take them back; otherwise delete %s and the generations' keys", c.cfgKey, second, n, second))
+// found of each shard, and which shards to write it to (creating their
+// bitmaps, or re-creating them, or adopting them).
+func (c *core[T]) decide(seen []found, o *options) (string, []bool, error) {
+	write := make([]bool, len(seen))
+	ids := make(map[string]bool)
+	fresh, complete := true, true
+	var lost []string
+	for _, f := range seen {
+		if f.cfg != "" && paramsOf(f.cfg) != c.params {
+			return "", nil, c.fail("open", ErrMismatch, f.cfg)
 		}
-		return c.newConfig(), nil
+	}
+	for i, f := range seen {
+		s := &c.shards[i]
+		if !c.windowed && f.n != 0 && f.n != s.nbytes() {
+			return "", nil, c.fail("open", ErrNotFilter, fmt.Sprintf("%s holds %d bytes, want %d", s.key, f.n, s.nbytes()))
+		}
+		if f.cfg != "" {
+			ids[f.cfg] = true
+		}
+		fresh = fresh && f.cfg == "" && f.n == 0
+		ok := f.cfg != "" && f.cfg == seen[0].cfg && (c.windowed || f.n != 0)
+		complete = complete && ok
+		if !ok {
+			lost = append(lost, c.describe(s, f))
+		}
 	}
 	switch {
-	case n != 0 && n != c.nbytes():
-		return "", c.fail("open", ErrNotFilter, fmt.Sprintf("%s holds %d bytes, want %d", second, n, c.nbytes()))
-	case stored != "" && n != 0:
-		return stored, nil
-	case stored != "" && !o.recreate:
-		return "", c.fail("open", ErrLost, fmt.Sprintf("bitmap %s is missing but its config key %s exists: the values put are gone (deleted, evicted, or a restart without persistence); open it with WithRecreate to start it again empty, or rebuild it from a Hybrid's Sync", second, c.cfgKey))
-	case stored == "" && n != 0 && !o.adopt:
-		return "", c.fail("open", ErrLost, fmt.Sprintf("config key %s is missing, but bitmap %s has the length of this filter: if it was created with these parameters, open it with WithAdopt to take it back; otherwise delete %s", c.cfgKey, second, second))
+	case fresh:
+		for i := range write {
+			write[i] = true
+		}
+		return c.newConfig(), write, nil
+	case complete:
+		return seen[0].cfg, write, nil
+	case o.recreate:
+		for i := range write {
+			write[i] = true
+		}
+		return c.newConfig(), write, nil
+	case o.adopt && len(ids) <= 1 && c.adoptable(seen):
+		cfg := c.newConfig()
+		for id := range ids {
+			cfg = id
+		}
+		for i, f := range seen {
+			write[i] = f.cfg == ""
+		}
+		return cfg, write, nil
+	case len(seen) > 1 && (seen[0].cfg == "" || len(ids) > 1) && c.pending(seen):
+		return "", nil, errPending
 	}
-	return c.newConfig(), nil
+	advice := "open it with WithRecreate to start it again empty, or rebuild it from a Hybrid's Sync"
+	if c.adoptable(seen) && len(ids) <= 1 {
+		advice = "if the bitmaps are this filter's, open it with WithAdopt to take them back; otherwise open it with WithRecreate to start it again empty"
+	}
+	if c.windowed {
+		advice = "if the generations are this filter's, open it with WithAdopt to take them back; otherwise delete the filter's keys"
+	}
+	return "", nil, c.fail("open", ErrLost, fmt.Sprintf("%s: the values put may be gone; %s", strings.Join(lost, "; "), advice))
+}
+
+// describe says what is wrong with a shard that Open found incomplete.
+func (c *core[T]) describe(s *shard, f found) string {
+	switch {
+	case f.cfg == "" && f.n == 0 && c.windowed:
+		return "config key " + s.cfgKey + " is missing"
+	case f.cfg == "" && f.n == 0:
+		return "bitmap " + s.key + " and its config key are missing"
+	case f.cfg == "" && c.windowed:
+		return fmt.Sprintf("config key %s is missing, but %s records %d generations", s.cfgKey, s.gensKey, f.n)
+	case f.cfg == "":
+		return fmt.Sprintf("config key %s is missing, but bitmap %s has the length of this filter", s.cfgKey, s.key)
+	case f.n == 0 && !c.windowed:
+		return fmt.Sprintf("bitmap %s is missing but its config key %s exists (deleted, evicted, or a restart without persistence)", s.key, s.cfgKey)
+	}
+	return fmt.Sprintf("config key %s is of another creation of the filter than the first shard's", s.cfgKey)
+}
+
+// adoptable reports whether every shard has its bitmap (or for a window,
+// whether any has recorded generations), for WithAdopt to take back.
+func (c *core[T]) adoptable(seen []found) bool {
+	some := false
+	for _, f := range seen {
+		if !c.windowed && f.n == 0 {
+			return false
+		}
+		some = some || f.n != 0
+	}
+	return some
+}
+
+// pending reports whether every shard Open found is either absent or
+// complete, as while another process creates the filter or re-creates it.
+func (c *core[T]) pending(seen []found) bool {
+	for _, f := range seen {
+		absent := f.cfg == "" && f.n == 0
+		complete := f.cfg != "" && (c.windowed || f.n != 0)
+		if !absent && !complete {
+			return false
+		}
+	}
+	return true
+}
+
+// configKeys returns the shards' config keys, in order.
+func (c *core[T]) configKeys() []string {
+	keys := make([]string, len(c.shards))
+	for i := range c.shards {
+		keys[i] = c.shards[i].cfgKey
+	}
+	return keys
+}
+
+// delete removes the keys of each shard that keys returns, one DEL per
+// shard, pipelined.
+func (c *core[T]) delete(ctx context.Context, keys func(*shard) []string) error {
+	pipe := c.rdb.Pipeline()
+	for i := range c.shards {
+		pipe.Del(ctx, keys(&c.shards[i])...)
+	}
+	_, err := pipe.Exec(ctx)
+	return c.wrap("delete", err)
 }
 
 // evictingPolicy reports whether a maxmemory-policy may evict a filter's

@@ -27,11 +27,39 @@
 //
 // # Keys
 //
-// A filter named name has two keys that share a Redis Cluster hash slot:
+// A filter named name of up to 16 MiB has three keys that share a Redis
+// Cluster hash slot:
 //
 //	{name}          the bit array, a string of exactly BitSize/8 bytes
 //	{name}:config   its parameters and identity, as in
 //	                mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=5f0c2a9e81d4b7c3
+//	{name}:hold     where a Put that finds the filter changed moves the bitmap for an instant
+//
+// # Shards
+//
+// A larger filter, or one opened with [WithShardBytes], is cut into shards:
+// shard s holds a contiguous range of Guava's words in the string {name#s},
+// beside its own {name#s}:config and {name#s}:hold, so that each shard
+// checks its parameters within its own slot. The shards' tags are chosen so
+// that no two shards share a slot (while there are at most 16384), and a
+// cluster spreads them, their memory and their work, over its nodes. Without
+// WithShardBytes, shards are of 16 MiB, which Redis creates in about 10 ms
+// each; a filter can have up to Guava's 2³¹−1 words (16 GiB). The values of
+// [Filter.Keys], concatenated, are Guava's words, and [Filter.Snapshot]
+// returns the same filter as an unsharded one with the same puts.
+//
+// # Scripts and transactions
+//
+// A Put sets its bits with one BITFIELD per shard touched, in a MULTI/EXEC
+// transaction between two small scripts: the first checks the shard's config
+// and bitmap and, if the filter is not the one this process opened, moves
+// the bitmap aside so that the BITFIELD fails and sets nothing; the second
+// puts it back. A MightContain reads the config and the bitmap's length
+// before and after its BITFIELD_RO, with plain read commands: the identity
+// of a filter never comes back once it changes, and bits are never cleared,
+// so if both agree the bits read are the filter's. So the bits are set and
+// tested at the speed of Redis's own BITFIELD, with the checks in the same
+// atomic step.
 //
 // [Open] creates both, the bitmap at its full size, or checks that the
 // stored parameters are the ones asked for. Every call checks the config
@@ -45,19 +73,20 @@
 // generations it created in the sorted set {name}:generations.
 //
 // Names are at most 256 bytes of UTF-8 without '{', '}', '#' or control
-// characters, on every kind of server alike. Redis strings hold at most
-// 512 MiB, so a filter has at most 2³² bits. The scripts use Redis 7's
+// characters, on every kind of server alike. The scripts use Redis 7's
 // shebang flags: Redis 7.0 or later is required.
 //
 // # Round trips and timeouts
 //
 // Put and MightContain cost one round trip each. PutMany and
-// MightContainMany hash their values locally and send their bit offsets in
-// one round trip per batch of up to 16 × 4096 offsets (16 × 585 values at
-// k = 7): each Lua script sets or tests at most 4096 bits, so that no call
-// holds Redis, which runs one script at a time, for more than a millisecond
-// or two, and the scripts of a batch are pipelined. An empty batch sends
-// nothing.
+// MightContainMany hash their values locally, group their bit offsets by
+// shard, and send them in one pipeline per node (the nodes in parallel) for
+// each batch of up to 16 × 4096 offsets (9362 values at k = 7): each
+// BITFIELD sets or tests at most 4096 bits, so that no command holds Redis
+// for more than a millisecond. With a ClusterClient created with ReadOnly,
+// reads go to replicas, chosen as go-redis chooses them (RouteByLatency,
+// RouteRandomly); a replica may lag its master, so a read there may miss a
+// put acknowledged a moment before. An empty batch sends nothing.
 //
 // Every method takes a context. go-redis honours context deadlines while it
 // waits for the network only when the client's Options.ContextTimeoutEnabled

@@ -52,16 +52,16 @@ var (
 	ErrNoPermission = errors.New("redisfilter: no permission")
 
 	// ErrTryAgain wraps Redis Cluster's TRYAGAIN error: the filter's slot
-	// is being migrated and the call names keys of it that are not on the
-	// source node (a window's generations not yet created), so neither node
-	// can run it. go-redis's ClusterClient has retried it with backoff
+	// is being migrated and a Put names keys of it some of which have moved
+	// and some not, so neither node can run it. go-redis's ClusterClient has retried it with backoff
 	// (ClusterOptions.MaxRedirects times, 3 by default) and follows ASK
 	// redirections itself. Retry after the migration ends; no answer was
 	// given, so none is wrong.
 	ErrTryAgain = errors.New("redisfilter: slot is migrating")
 
-	// ErrCrossSlot wraps Redis Cluster's CROSSSLOT error. The keys of a
-	// filter share a hash slot, so it means keys were renamed or the client
-	// is not a cluster client; it is a bug to report.
+	// ErrCrossSlot wraps Redis Cluster's CROSSSLOT error. Every command and
+	// script names the keys of one shard, which share a hash slot, so it
+	// means keys were renamed or the client is not a cluster client; it is
+	// a bug to report.
 	ErrCrossSlot = errors.New("redisfilter: keys in different slots")
 )

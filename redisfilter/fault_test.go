@@ -343,7 +343,7 @@ func TestFaultFailover(t *testing.T) {
 		values[i] = "v" + strconv.Itoa(i)
 	}
 	require.NoError(t, f.PutMany(ctx, values))
-	master, err := rdb.MasterForKey(ctx, f.Key())
+	master, err := rdb.MasterForKey(ctx, f.Keys()[0])
 	require.NoError(t, err)
 	// Replication is asynchronous: only writes a replica acknowledged
 	// survive the master's death.

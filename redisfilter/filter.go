@@ -11,7 +11,9 @@ import (
 )
 
 // A Filter is a Bloom filter of values of type T kept in Redis, under the keys
-// {name} and {name}:config (see the package documentation for the layout).
+// {name} and {name}:config, or for a sharded filter {name#s} and
+// {name#s}:config for each shard s (see the package documentation for the
+// layout).
 // The zero Filter is not usable; create one with [Open].
 //
 // A Filter holds no state of its own beyond its parameters: it is safe for
@@ -21,9 +23,7 @@ import (
 // sees them; as in Guava, two concurrent Puts of the same new value may both
 // report a change.
 type Filter[T any] struct {
-	c    core[T]
-	key  string
-	keys []string // the config key and key, as the scripts take them
+	c core[T]
 }
 
 // Open returns the filter called name in the Redis server or cluster that
@@ -47,18 +47,19 @@ type Filter[T any] struct {
 // [bloom.New] rejects, a nil rdb, a funnel without a name (one with no
 // String method, such as a [funnel.Func]: wrap it with [funnel.Named]), or a
 // name that is empty, longer than 256 bytes, or
-// holds '{', '}', '#' or a control character, and one wrapping
-// [bloom.ErrTooLarge] for a filter of more than 2³² bits, which Redis cannot
-// hold.
+// holds '{', '}', '#' or a control character, or a shard size
+// [WithShardBytes] rejects. A filter of more than 16 MiB is sharded (see the
+// package documentation); Open creates it shard by shard, from the last, so
+// a process that opens it meanwhile waits for the first. A redis.Ring is not
+// supported.
 func Open[T any](ctx context.Context, rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts ...Option) (*Filter[T], error) {
 	o := newOptions(opts)
 	c, err := newCore(rdb, name, f, expectedInsertions, fpp, "", o)
 	if err != nil {
 		return nil, err
 	}
-	key := "{" + name + "}"
-	filter := &Filter[T]{c: c, key: key, keys: []string{c.cfgKey, key}}
-	if err := filter.c.open(ctx, filter.key, false, o); err != nil {
+	filter := &Filter[T]{c: c}
+	if err := filter.c.open(ctx, o); err != nil {
 		return nil, err
 	}
 	filter.c.lostAdvice = "; the values put are gone: open the filter with WithRecreate to start it again empty, or let a Hybrid's Sync rebuild it; a Filter of a re-created filter must be opened again"
@@ -69,7 +70,7 @@ func Open[T any](ctx context.Context, rdb redis.UniversalClient, name string, f 
 // certainly not in f before. It costs one round trip.
 func (f *Filter[T]) Put(ctx context.Context, v T) (bool, error) {
 	var changed [1]bool
-	res, err := f.c.eval(ctx, "put", putScript, f.keys, "0", []T{v}, changed[:0])
+	res, err := f.c.eval(ctx, "put", target{put: true}, []T{v}, changed[:0])
 	return len(res) == 1 && res[0], err
 }
 
@@ -77,24 +78,24 @@ func (f *Filter[T]) Put(ctx context.Context, v T) (bool, error) {
 // certainly was not. It costs one round trip.
 func (f *Filter[T]) MightContain(ctx context.Context, v T) (bool, error) {
 	var found [1]bool
-	res, err := f.c.eval(ctx, "mightContain", containsScript, f.keys, "0", []T{v}, found[:0])
+	res, err := f.c.eval(ctx, "mightContain", target{}, []T{v}, found[:0])
 	return len(res) == 1 && res[0], err
 }
 
-// PutMany adds every value of vs to f, in one round trip for batches of up to
-// 16·⌊4096/k⌋ values (see the package documentation). On error, some of the
+// PutMany adds every value of vs to f, in one round trip per node for
+// batches of up to ⌊65536/k⌋ values (see the package documentation). On error, some of the
 // values may have been added.
 func (f *Filter[T]) PutMany(ctx context.Context, vs []T) error {
-	_, err := f.c.eval(ctx, "putMany", putScript, f.keys, "0", vs, nil)
+	_, err := f.c.eval(ctx, "putMany", target{put: true}, vs, nil)
 	return err
 }
 
 // MightContainMany appends to dst, for each value of vs in order, whether it
 // might have been put in f, and returns the extended slice. It makes one
-// round trip for batches of up to 16·⌊4096/k⌋ values. On error it returns dst
+// round trip per node for batches of up to ⌊65536/k⌋ values. On error it returns dst
 // unchanged.
 func (f *Filter[T]) MightContainMany(ctx context.Context, dst []bool, vs []T) ([]bool, error) {
-	return f.c.eval(ctx, "mightContainMany", containsScript, f.keys, "0", vs, dst)
+	return f.c.eval(ctx, "mightContainMany", target{}, vs, dst)
 }
 
 // Snapshot returns a local copy of f: a [bloom.Filter] with f's funnel that
@@ -107,7 +108,7 @@ func (f *Filter[T]) MightContainMany(ctx context.Context, dst []bool, vs []T) ([
 // copy holds every value put before Snapshot started, and maybe some put
 // while it ran. It allocates about twice BitSize()/8 bytes.
 func (f *Filter[T]) Snapshot(ctx context.Context) (*bloom.Filter[T], error) {
-	return f.c.snapshot(ctx, f.keys, "0")
+	return f.c.snapshot(ctx, 0)
 }
 
 // Merge adds every value put in local to f, by ORing local's bits into f's,
@@ -120,20 +121,20 @@ func (f *Filter[T]) Snapshot(ctx context.Context) (*bloom.Filter[T], error) {
 // while Merge runs may or may not be merged; on error, some chunks may have
 // been merged.
 func (f *Filter[T]) Merge(ctx context.Context, local *bloom.Filter[T]) error {
-	return f.c.merge(ctx, f.key, local)
+	return f.c.merge(ctx, local)
 }
 
 // BitCount returns the number of bits set in f, counted by Redis's
 // BITCOUNT in chunks, each in a read-only script that checks the config.
 func (f *Filter[T]) BitCount(ctx context.Context) (int64, error) {
-	return f.c.bitCount(ctx, f.keys, "0")
+	return f.c.bitCount(ctx)
 }
 
 // Delete removes f's keys from Redis. Calls on f, and on other Filters of the
 // same name, then return errors wrapping [ErrLost] until the filter is
 // opened again.
 func (f *Filter[T]) Delete(ctx context.Context) error {
-	return f.c.wrap("delete", f.c.rdb.Del(ctx, f.key, f.c.cfgKey).Err())
+	return f.c.delete(ctx, func(s *shard) []string { return []string{s.key, s.cfgKey, s.holdKey} })
 }
 
 // BitSize returns the number of bits in f, a multiple of 64.
@@ -145,11 +146,21 @@ func (f *Filter[T]) NumHashFunctions() int { return f.c.k }
 // Strategy returns the strategy f maps hashes to bits with.
 func (f *Filter[T]) Strategy() strategy.Strategy { return f.c.strategy }
 
-// Key returns the Redis key of f's bitmap, {name}.
-func (f *Filter[T]) Key() string { return f.key }
+// Keys returns the Redis keys of f's bitmaps, in order: {name} for a filter
+// of one string, {name#0}, {name#1} and so on (or {name#s.j}, where the slot
+// of {name#s} is another shard's) for a sharded one. Their values,
+// concatenated, are the words of Guava's writeTo stream.
+func (f *Filter[T]) Keys() []string {
+	keys := make([]string, len(f.c.shards))
+	for i := range f.c.shards {
+		keys[i] = f.c.shards[i].key
+	}
+	return keys
+}
 
-// ConfigKey returns the Redis key of f's parameters, {name}:config.
-func (f *Filter[T]) ConfigKey() string { return f.c.cfgKey }
+// ConfigKeys returns the Redis keys of f's parameters, one per shard in the
+// order of Keys: the bitmap's key followed by ":config".
+func (f *Filter[T]) ConfigKeys() []string { return f.c.configKeys() }
 
 // String returns a short description of f, such as
 // `redisfilter.Filter{"users": funnel.String MURMUR128_MITZ_64 9600 bits, 7 hash functions}`.

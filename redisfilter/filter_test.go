@@ -76,7 +76,7 @@ func TestLayout(t *testing.T) {
 					require.Equal(t, local.NumHashFunctions(), f.NumHashFunctions())
 
 					// Created at full size, before any put.
-					got, err := rdb.Get(ctx, f.Key()).Bytes()
+					got, err := rdb.Get(ctx, f.Keys()[0]).Bytes()
 					require.NoError(t, err)
 					require.Equal(t, wordsOf(t, local), got, "empty filter")
 
@@ -89,7 +89,7 @@ func TestLayout(t *testing.T) {
 					h1, h2 := strategy.Sum128(funnel.String, first)
 					idx := s.AppendIndexes(nil, h1, h2, f.NumHashFunctions(), f.BitSize())
 					for _, i := range idx {
-						bit, err := rdb.GetBit(ctx, f.Key(), i^63).Result()
+						bit, err := rdb.GetBit(ctx, f.Keys()[0], i^63).Result()
 						require.NoError(t, err)
 						assert.EqualValues(t, 1, bit, "Guava bit %d at Redis offset %d", i, i^63)
 						assert.True(t, local.Bits().Test(uint(i)), "the local filter has bit %d", i)
@@ -103,7 +103,7 @@ func TestLayout(t *testing.T) {
 					for _, v := range values {
 						local.Put(v)
 					}
-					got, err = rdb.Get(ctx, f.Key()).Bytes()
+					got, err = rdb.Get(ctx, f.Keys()[0]).Bytes()
 					require.NoError(t, err)
 					if !bytes.Equal(wordsOf(t, local), got) {
 						t.Fatalf("GET differs from the local filter's words")
@@ -170,7 +170,7 @@ func checkFunnel[T any](t *testing.T, rdb redis.UniversalClient, f funnel.Funnel
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "Put(%v) reports a change differently from the local filter", v)
 	}
-	got, err := rdb.Get(ctx, rf.Key()).Bytes()
+	got, err := rdb.Get(ctx, rf.Keys()[0]).Bytes()
 	require.NoError(t, err)
 	assert.Equal(t, wordsOf(t, local), got)
 	found, err := rf.MightContainMany(ctx, nil, values)
@@ -264,7 +264,7 @@ func TestOpenChecksParameters(t *testing.T) {
 		t.Cleanup(func() { f.Delete(context.Background()) })
 		_, err = f.Put(ctx, "x")
 		require.NoError(t, err)
-		before, err := rdb.Get(ctx, f.Key()).Bytes()
+		before, err := rdb.Get(ctx, f.Keys()[0]).Bytes()
 		require.NoError(t, err)
 
 		same, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01)
@@ -309,7 +309,7 @@ func TestOpenChecksParameters(t *testing.T) {
 			assert.Contains(t, err.Error(), "bits=64 k=7 strategy=MURMUR128_MITZ_64", c.name)
 			t.Logf("%s: %v", c.name, err)
 		}
-		after, err := rdb.Get(ctx, f.Key()).Bytes()
+		after, err := rdb.Get(ctx, f.Keys()[0]).Bytes()
 		require.NoError(t, err)
 		assert.Equal(t, before, after, "a refused Open changed the bits")
 	})
@@ -333,7 +333,7 @@ func TestParametersChangedUnderneath(t *testing.T) {
 		require.NotEqual(t, old.NumHashFunctions(), replacement.NumHashFunctions())
 		t.Cleanup(func() { replacement.Delete(context.Background()) })
 		require.NoError(t, replacement.PutMany(ctx, []string{"a", "b"}))
-		before, err := rdb.Get(ctx, replacement.Key()).Bytes()
+		before, err := rdb.Get(ctx, replacement.Keys()[0]).Bytes()
 		require.NoError(t, err)
 
 		_, err = old.Put(ctx, "c")
@@ -353,7 +353,7 @@ func TestParametersChangedUnderneath(t *testing.T) {
 		local.Put("z")
 		assert.ErrorIs(t, old.Merge(ctx, local), redisfilter.ErrMismatch, "Merge")
 
-		after, err := rdb.Get(ctx, replacement.Key()).Bytes()
+		after, err := rdb.Get(ctx, replacement.Keys()[0]).Bytes()
 		require.NoError(t, err)
 		assert.Equal(t, before, after, "calls with the old parameters changed the bits")
 		assertNoMergeKeys(t, rdb, name)
@@ -386,7 +386,7 @@ func TestWrongKeys(t *testing.T) {
 			name := filterName(t)
 			f, err := open(name)
 			require.NoError(t, err)
-			require.NoError(t, rdb.Del(ctx, f.ConfigKey()).Err())
+			require.NoError(t, rdb.Del(ctx, f.ConfigKeys()[0]).Err())
 			_, err = open(name)
 			assert.ErrorIs(t, err, redisfilter.ErrLost)
 			assert.ErrorContains(t, err, "WithAdopt", "the error says what to do")
@@ -399,7 +399,7 @@ func TestWrongKeys(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { f.Delete(context.Background()) })
 
-			require.NoError(t, rdb.Set(ctx, f.Key(), "short", 0).Err())
+			require.NoError(t, rdb.Set(ctx, f.Keys()[0], "short", 0).Err())
 			_, err = f.Put(ctx, "x")
 			assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Put on a short string")
 			_, err = f.Snapshot(ctx)
@@ -407,8 +407,8 @@ func TestWrongKeys(t *testing.T) {
 			_, err = open(name)
 			assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Open on a short string")
 
-			require.NoError(t, rdb.Del(ctx, f.Key()).Err())
-			require.NoError(t, rdb.SAdd(ctx, f.Key(), "x").Err())
+			require.NoError(t, rdb.Del(ctx, f.Keys()[0]).Err())
+			require.NoError(t, rdb.SAdd(ctx, f.Keys()[0], "x").Err())
 			_, err = f.Put(ctx, "x")
 			assert.ErrorIs(t, err, redisfilter.ErrNotFilter, "Put on a set")
 			_, err = f.MightContainMany(ctx, nil, []string{"x", "y"})
@@ -421,7 +421,7 @@ func TestWrongKeys(t *testing.T) {
 			require.NoError(t, err)
 			assert.ErrorIs(t, f.Merge(ctx, local), redisfilter.ErrNotFilter, "Merge into a set")
 			assertNoMergeKeys(t, rdb, name)
-			n, err := rdb.SCard(ctx, f.Key()).Result()
+			n, err := rdb.SCard(ctx, f.Keys()[0]).Result()
 			require.NoError(t, err)
 			assert.EqualValues(t, 1, n, "the set was changed")
 		})
@@ -441,9 +441,9 @@ func TestLost(t *testing.T) {
 		t.Cleanup(func() { f.Delete(context.Background()) })
 		require.NoError(t, f.PutMany(ctx, []string{"a", "b"}))
 
-		require.NoError(t, rdb.Del(ctx, f.Key()).Err())
+		require.NoError(t, rdb.Del(ctx, f.Keys()[0]).Err())
 		assertLost(t, f, 100)
-		exists, err := rdb.Exists(ctx, f.Key()).Result()
+		exists, err := rdb.Exists(ctx, f.Keys()[0]).Result()
 		require.NoError(t, err)
 		assert.Zero(t, exists, "a failed call created a bitmap")
 
@@ -451,7 +451,7 @@ func TestLost(t *testing.T) {
 		require.ErrorIs(t, err, redisfilter.ErrLost, "Open of a filter whose bitmap is gone")
 		assert.ErrorContains(t, err, "WithRecreate", "the error says what to do")
 		t.Log(err)
-		exists, err = rdb.Exists(ctx, f.Key()).Result()
+		exists, err = rdb.Exists(ctx, f.Keys()[0]).Result()
 		require.NoError(t, err)
 		assert.Zero(t, exists, "a refused Open created a bitmap")
 
@@ -545,9 +545,12 @@ func TestOpenArguments(t *testing.T) {
 			_, err := redisfilter.Open(ctx, rdb, name, funnel.String, -1, 0.01)
 			return err
 		}},
-		// About 9.6·10⁹ bits: Guava can, a Redis string cannot.
-		{"larger than a Redis string", bloom.ErrTooLarge, func() error {
-			_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1_000_000_000, 0.01)
+		{"shard size not whole words", bloom.ErrInvalidArgument, func() error {
+			_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1000, 0.01, redisfilter.WithShardBytes(100))
+			return err
+		}},
+		{"shard size over 512 MiB", bloom.ErrInvalidArgument, func() error {
+			_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1000, 0.01, redisfilter.WithShardBytes(1<<30))
 			return err
 		}},
 		{"window period", bloom.ErrInvalidArgument, func() error {
@@ -713,9 +716,9 @@ func TestString(t *testing.T) {
 	s := f.String()
 	assert.True(t, strings.HasPrefix(s, "redisfilter.Filter{"), s)
 	assert.Contains(t, s, "funnel.String MURMUR128_MITZ_64 9600 bits, 7 hash functions")
-	cfg, err := rdb.Get(ctx, f.ConfigKey()).Result()
+	cfg, err := rdb.Get(ctx, f.ConfigKeys()[0]).Result()
 	require.NoError(t, err)
 	assert.Regexp(t, `^mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=[0-9a-f]{16}$`, cfg)
-	assert.Equal(t, "{"+filterName(t)+"}", f.Key())
-	assert.Equal(t, "{"+filterName(t)+"}:config", f.ConfigKey())
+	assert.Equal(t, "{"+filterName(t)+"}", f.Keys()[0])
+	assert.Equal(t, "{"+filterName(t)+"}:config", f.ConfigKeys()[0])
 }

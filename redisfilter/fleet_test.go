@@ -59,7 +59,7 @@ func TestFleet(t *testing.T) {
 		assert.NoError(t, err)
 	}
 
-	got, err := admin.Get(ctx, filters[0].Key()).Bytes()
+	got, err := admin.Get(ctx, filters[0].Keys()[0]).Bytes()
 	require.NoError(t, err)
 	if !bytes.Equal(wordsOf(t, local), got) {
 		t.Fatal("the shared filter differs from a local filter of all the keys")

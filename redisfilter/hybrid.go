@@ -169,7 +169,7 @@ func (h *Hybrid[T]) push(ctx context.Context) error {
 // it.
 func (h *Hybrid[T]) rebuild(ctx context.Context) error {
 	o := &options{recreate: true, adopt: true, allowEviction: true}
-	if err := h.remote.c.open(ctx, h.remote.key, false, o); err != nil {
+	if err := h.remote.c.open(ctx, o); err != nil {
 		return err
 	}
 	return h.remote.Merge(ctx, h.local)

@@ -166,7 +166,7 @@ func TestHybridRebuildsLostFilter(t *testing.T) {
 	// its own: it lacks hs[0]'s values so far.
 	_, err := remote.MightContainMany(ctx, nil, values[:100])
 	require.ErrorIs(t, err, redisfilter.ErrLost)
-	reopened, err := redisfilter.Open(ctx, sharedClient(t), remote.Key()[1:len(remote.Key())-1], funnel.String, 1000, 0.01)
+	reopened, err := redisfilter.Open(ctx, sharedClient(t), remote.Keys()[0][1:len(remote.Keys()[0])-1], funnel.String, 1000, 0.01)
 	require.NoError(t, err)
 	found, err := reopened.MightContainMany(ctx, nil, values[100:])
 	require.NoError(t, err)

@@ -47,18 +47,21 @@ func TestJavaInterop(t *testing.T) {
 		fpp             float64
 		inserts, probes int
 		label           string
+		shardBytes      int64
 	}{
-		{1000, 0.01, 700, 300, "n1000"},
-		{50, 0.2, 120, 300, "n50-overfilled"},
+		{1000, 0.01, 700, 300, "n1000", 0},
+		{50, 0.2, 120, 300, "n50-overfilled", 0},
+		// 23968 bytes in shards of 4 KiB: six strings, the last shorter.
+		{20000, 0.01, 5000, 300, "n20000-sharded", 4096},
 	} {
 		for _, s := range strategies {
 			id := func(f string) string { return fmt.Sprintf("%s-%v-%s", f, s, size.label) }
 			cases = append(cases,
-				newInteropCase(id("string"), "string", funnel.String, s, size.n, size.fpp,
+				newInteropCase(id("string"), "string", funnel.String, s, size.n, size.fpp, size.shardBytes,
 					randomStrings(r, size.inserts+size.probes), func(v string) string { return hex.EncodeToString([]byte(v)) }, size.inserts),
-				newInteropCase(id("long"), "long", funnel.Int64, s, size.n, size.fpp,
+				newInteropCase(id("long"), "long", funnel.Int64, s, size.n, size.fpp, size.shardBytes,
 					randomInt64s(r, size.inserts+size.probes), func(v int64) string { return strconv.FormatInt(v, 10) }, size.inserts),
-				newInteropCase(id("bytes"), "bytes", funnel.Bytes, s, size.n, size.fpp,
+				newInteropCase(id("bytes"), "bytes", funnel.Bytes, s, size.n, size.fpp, size.shardBytes,
 					randomByteSlices(r, size.inserts+size.probes), hex.EncodeToString, size.inserts),
 			)
 		}
@@ -121,23 +124,31 @@ type interopFilter[T any] struct {
 	strategy        strategy.Strategy
 	n               int64
 	fpp             float64
+	shardBytes      int64 // 0 for one string
 	inserts, probes []T
 	encode          func(T) string
 
 	filter *redisfilter.Filter[T]
-	words  []byte // what GET returned
+	words  []byte // what GET returned, of each shard in order
 }
 
-func newInteropCase[T any](id, javaFunnel string, f funnel.Funnel[T], s strategy.Strategy, n int64, fpp float64, values []T, encode func(T) string, inserts int) interopCase {
-	return &interopFilter[T]{id: id, javaFunnel: javaFunnel, f: f, strategy: s, n: n, fpp: fpp,
+func newInteropCase[T any](id, javaFunnel string, f funnel.Funnel[T], s strategy.Strategy, n int64, fpp float64, shardBytes int64, values []T, encode func(T) string, inserts int) interopCase {
+	return &interopFilter[T]{id: id, javaFunnel: javaFunnel, f: f, strategy: s, n: n, fpp: fpp, shardBytes: shardBytes,
 		inserts: values[:inserts], probes: values[inserts:], encode: encode}
 }
 
 func (c *interopFilter[T]) name() string { return c.id }
 
 func (c *interopFilter[T]) open(ctx context.Context, t *testing.T, rdb redis.UniversalClient, name string) *redisfilter.Filter[T] {
-	f, err := redisfilter.Open(ctx, rdb, name, c.f, c.n, c.fpp, redisfilter.WithStrategy(c.strategy), redisfilter.WithLegacyHashCount())
+	opts := []redisfilter.Option{redisfilter.WithStrategy(c.strategy), redisfilter.WithLegacyHashCount()}
+	if c.shardBytes != 0 {
+		opts = append(opts, redisfilter.WithShardBytes(c.shardBytes))
+	}
+	f, err := redisfilter.Open(ctx, rdb, name, c.f, c.n, c.fpp, opts...)
 	require.NoError(t, err)
+	if c.shardBytes != 0 {
+		require.Equal(t, int((f.BitSize()/8+c.shardBytes-1)/c.shardBytes), len(f.Keys()), "shards")
+	}
 	t.Cleanup(func() { f.Delete(context.Background()) })
 	return f
 }
@@ -145,9 +156,11 @@ func (c *interopFilter[T]) open(ctx context.Context, t *testing.T, rdb redis.Uni
 func (c *interopFilter[T]) prepare(ctx context.Context, t *testing.T, rdb redis.UniversalClient, dir string, spec *bytes.Buffer) {
 	c.filter = c.open(ctx, t, rdb, filterName(t)+"/"+c.id)
 	require.NoError(t, c.filter.PutMany(ctx, c.inserts))
-	var err error
-	c.words, err = rdb.Get(ctx, c.filter.Key()).Bytes()
-	require.NoError(t, err)
+	for _, key := range c.filter.Keys() {
+		words, err := rdb.Get(ctx, key).Bytes()
+		require.NoError(t, err)
+		c.words = append(c.words, words...)
+	}
 	stream := append(guavaHeader(c.filter.Strategy(), c.filter.NumHashFunctions(), c.filter.BitSize()), c.words...)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "redis-"+c.id+".bin"), stream, 0o644))
 
@@ -176,11 +189,19 @@ func (c *interopFilter[T]) check(ctx context.Context, t *testing.T, rdb redis.Un
 	require.NoError(t, err)
 	require.Greater(t, len(javaStream), 6)
 	assert.Equal(t, guavaHeader(c.filter.Strategy(), c.filter.NumHashFunctions(), c.filter.BitSize()), javaStream[:6], "Guava's header")
-	assert.True(t, bytes.Equal(c.words, javaStream[6:]), "GET differs from Guava's writeTo words")
+	assert.True(t, bytes.Equal(c.words, javaStream[6:]), "GET (of each shard, concatenated) differs from Guava's writeTo words")
 
 	// SET as a Redis filter, Guava's words answer as Guava does.
 	fromJava := c.open(ctx, t, rdb, filterName(t)+"/from-java")
-	require.NoError(t, rdb.Set(ctx, fromJava.Key(), javaStream[6:], 0).Err())
+	rest := javaStream[6:]
+	for _, key := range fromJava.Keys() {
+		n := min(len(rest), int(c.shardBytes))
+		if c.shardBytes == 0 {
+			n = len(rest)
+		}
+		require.NoError(t, rdb.Set(ctx, key, rest[:n], 0).Err())
+		rest = rest[n:]
+	}
 	got, err = fromJava.MightContainMany(ctx, nil, c.probes)
 	require.NoError(t, err)
 	assert.Equal(t, report["javaProbes"], answerString(got), "a Redis filter holding Guava's words answers differently")

@@ -14,7 +14,7 @@ import (
 )
 
 // BenchmarkBigFilterStall measures how long another client's PING waits
-// while Snapshot and Merge run on a filter of 1e8 values at p = 0.01
+// while Snapshot, Merge and Open run on a filter of 1e8 values at p = 0.01
 // (114 MiB), on a server of its own: it reports the probe's maximum and
 // 99th percentile latency, and the longest command the server's SLOWLOG
 // saw (server-max-ms): the probe's numbers include the client's own pauses.
@@ -44,6 +44,14 @@ func BenchmarkBigFilterStall(b *testing.B) {
 	}{
 		{"Snapshot", func() error { _, err := f.Snapshot(ctx); return err }},
 		{"Merge", func() error { return f.Merge(ctx, local) }},
+		{"Open", func() error {
+			// Creating a filter of the same size, in shards of 16 MiB.
+			g, err := redisfilter.Open(ctx, rdb, "big-open", funnel.Int64, n, 0.01)
+			if err != nil {
+				return err
+			}
+			return g.Delete(ctx)
+		}},
 	} {
 		b.Run(op.name, func(b *testing.B) {
 			var (

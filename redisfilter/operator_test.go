@@ -75,12 +75,12 @@ func TestClusterSpreadsFilters(t *testing.T) {
 		t.Cleanup(func() { f.Delete(context.Background()) })
 		_, err = f.Put(ctx, "x")
 		require.NoError(t, err)
-		slot, err := rdb.ClusterKeySlot(ctx, f.Key()).Result()
+		slot, err := rdb.ClusterKeySlot(ctx, f.Keys()[0]).Result()
 		require.NoError(t, err)
-		cfgSlot, err := rdb.ClusterKeySlot(ctx, f.ConfigKey()).Result()
+		cfgSlot, err := rdb.ClusterKeySlot(ctx, f.ConfigKeys()[0]).Result()
 		require.NoError(t, err)
 		require.Equal(t, slot, cfgSlot, "the keys of %q are in different slots", name)
-		node, err := rdb.MasterForKey(ctx, f.Key())
+		node, err := rdb.MasterForKey(ctx, f.Keys()[0])
 		require.NoError(t, err)
 		masters[node.Options().Addr] = true
 	}
@@ -148,12 +148,12 @@ func TestEviction(t *testing.T) {
 
 	limitMemory(t, rdb, 4<<20)
 	gone := func() bool {
-		n, err := rdb.Exists(ctx, f.Key(), f.ConfigKey()).Result()
+		n, err := rdb.Exists(ctx, f.Keys()[0], f.ConfigKeys()[0]).Result()
 		return err == nil && n < 2
 	}
 	require.True(t, fillUntil(t, rdb, false, gone), "the filter was never evicted")
-	bitmap, _ := rdb.Exists(ctx, f.Key()).Result()
-	config, _ := rdb.Exists(ctx, f.ConfigKey()).Result()
+	bitmap, _ := rdb.Exists(ctx, f.Keys()[0]).Result()
+	config, _ := rdb.Exists(ctx, f.ConfigKeys()[0]).Result()
 	t.Logf("evicted: bitmap %t, config key %t", bitmap == 0, config == 0)
 	require.NoError(t, rdb.ConfigSet(ctx, "maxmemory", "0").Err())
 
@@ -199,7 +199,7 @@ func TestWindowEviction(t *testing.T) {
 
 	limitMemory(t, rdb, 4<<20)
 	gone := func() bool {
-		n, err := rdb.Exists(ctx, w.Key(gen)).Result()
+		n, err := rdb.Exists(ctx, w.Keys(gen)[0]).Result()
 		return err == nil && n == 0
 	}
 	require.True(t, fillUntil(t, rdb, true, gone), "the generation was never evicted")
@@ -235,7 +235,7 @@ func TestWindowLost(t *testing.T) {
 		clk.Advance(time.Hour)
 		_, err = w.Put(ctx, "b")
 		require.NoError(t, err)
-		require.NoError(t, rdb.Del(ctx, w.Key(gen)).Err())
+		require.NoError(t, rdb.Del(ctx, w.Keys(gen)[0]).Err())
 		_, err = w.MightContain(ctx, "b")
 		assert.ErrorIs(t, err, redisfilter.ErrLost, "a generation in the window is gone")
 		_, err = w.Snapshot(ctx, gen)
@@ -285,7 +285,7 @@ func TestAdopt(t *testing.T) {
 		t.Cleanup(func() { f.Delete(context.Background()) })
 		values := randomStrings(rand.New(rand.NewPCG(35, 36)), 500)
 		require.NoError(t, f.PutMany(ctx, values))
-		require.NoError(t, rdb.Del(ctx, f.ConfigKey()).Err())
+		require.NoError(t, rdb.Del(ctx, f.ConfigKeys()[0]).Err())
 		assertLost(t, f, 1000)
 
 		_, err = redisfilter.Open(ctx, rdb, name, funnel.String, 1000, 0.01)
@@ -327,7 +327,7 @@ func TestReadOnlyUser(t *testing.T) {
 	require.NoError(t, w.PutMany(ctx, values))
 	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", "reader", "on", ">secret", "resetkeys", "%R~*",
 		"-@all", "+@connection", "+evalsha_ro", "+eval_ro",
-		"+get", "+strlen", "+getbit", "+getrange", "+bitcount", "+zscore", "+zcard", "+time").Err())
+		"+get", "+strlen", "+bitfield_ro", "+getrange", "+bitcount", "+zscore", "+zcard", "+time").Err())
 	ro := newClient(srv.addr(), func(o *redis.Options) { o.Username, o.Password = "reader", "secret" })
 	t.Cleanup(func() { ro.Close() })
 
@@ -423,9 +423,9 @@ func TestSlotMigrating(t *testing.T) {
 	require.NoError(t, err)
 	_, err = w.Put(ctx, "a")
 	require.NoError(t, err)
-	slot, err := rdb.ClusterKeySlot(ctx, w.ConfigKey()).Result()
+	slot, err := rdb.ClusterKeySlot(ctx, w.ConfigKeys()[0]).Result()
 	require.NoError(t, err)
-	source, err := rdb.MasterForKey(ctx, w.ConfigKey())
+	source, err := rdb.MasterForKey(ctx, w.ConfigKeys()[0])
 	require.NoError(t, err)
 	sourceID, err := source.ClusterMyID(ctx).Result()
 	require.NoError(t, err)
@@ -458,15 +458,17 @@ func TestSlotMigrating(t *testing.T) {
 		}
 	})
 
-	_, err = w.MightContain(ctx, "a")
-	require.ErrorIs(t, err, redisfilter.ErrTryAgain, "a window read while its slot migrates")
-	t.Log(err)
+	// The reads are plain commands, each sent where its key is: go-redis
+	// follows ASK for the generations not on the source.
+	found, err := w.MightContain(ctx, "a")
+	require.NoError(t, err, "a window read while its slot migrates")
+	assert.True(t, found, "a value put before the migration")
 	_, err = w.Put(ctx, "b")
 	require.NoError(t, err, "a Put into an existing generation while its slot migrates")
 
 	stable()
 	migrating = false
-	found, err := w.MightContainMany(ctx, nil, []string{"a", "b"})
+	both, err := w.MightContainMany(ctx, nil, []string{"a", "b"})
 	require.NoError(t, err)
-	assert.Equal(t, []bool{true, true}, found, "the window once its slot is stable")
+	assert.Equal(t, []bool{true, true}, both, "the window once its slot is stable")
 }

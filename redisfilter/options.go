@@ -17,6 +17,7 @@ type options struct {
 	allowEviction bool
 	recreate      bool
 	adopt         bool
+	shardBytes    int64
 }
 
 // WithStrategy selects the strategy that maps hashes to bits, as
@@ -63,6 +64,19 @@ func WithRecreate() Option {
 // same parameters. OpenWindowed adopts the recorded generations likewise.
 func WithAdopt() Option {
 	return func(o *options) { o.adopt = true }
+}
+
+// WithShardBytes stores the filter in shards of n bytes each (the last may
+// be shorter), each a Redis string in its own hash slot, so that a Redis
+// Cluster spreads the filter, its memory and its work over its nodes. n must
+// be a positive multiple of 8 and at most 512 MiB, Redis's limit for a
+// string; an n at least the filter's size keeps it in one string. Without
+// it a filter of up to 16 MiB is one string, and a larger one is sharded in
+// shards of 16 MiB, which Redis creates in about 10 ms each. The shard size
+// is part of the filter's parameters: every process must open it with the
+// same.
+func WithShardBytes(n int64) Option {
+	return func(o *options) { o.shardBytes = n }
 }
 
 func (o *options) sizing() []bloom.Option {

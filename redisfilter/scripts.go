@@ -57,84 +57,70 @@ end
 `
 }
 
-// putScript sets the bits of values in KEYS[2], or for a window in the
-// generation KEYS[3], recorded in the sorted set KEYS[2]. ARGV: the config,
-// the bitmap's size in bytes, the Unix time in milliseconds at which a
-// generation expires, or 0 for a plain filter, k, and then the Redis bit
-// offsets, in decimal, k per value. It returns a string with one character
-// per value, '1' if the value changed a bit.
-var putScript = redis.NewScript(scriptPrelude(writes, "") + `
-local windowed = ARGV[3] ~= '0'
-local key = KEYS[2]
-if windowed then key = KEYS[3] end
-local len = redis.call('STRLEN', key)
-local err = check(key, len, windowed)
-if err then return fail(err) end
-if len == 0 then
-  -- A window's generation that was never created, or has expired: create
-  -- it, and record it beside the config with the same expiry, so that its
-  -- loss is told from its absence. Expired records go.
-  local t = redis.call('TIME')
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
-  redis.call('SETRANGE', key, nbytes - 1, '\0')
-  redis.call('PEXPIREAT', key, ARGV[3])
-  redis.call('ZADD', KEYS[2], ARGV[3], key)
-end
-local k = tonumber(ARGV[4])
-local out = {}
-for v = 1, (#ARGV - 4) / k do
-  local changed = '0'
-  for j = 4 + (v - 1) * k + 1, 4 + v * k do
-    -- GETBIT first, as a local filter loads before it ORs: a bit that is
-    -- set already, the common case in a filling filter, costs a read and
-    -- no write (no dirty key, no effect to propagate).
-    if redis.call('GETBIT', key, ARGV[j]) == 0 then
-      -- '1', not 1: Redis formats a Lua number with snprintf on every call.
-      redis.call('SETBIT', key, ARGV[j], '1')
-      changed = '1'
-    end
+// guardScript guards the BITFIELD of a Put, which it precedes in a
+// MULTI/EXEC transaction, followed by unguardScript. It checks the config
+// KEYS[1] against ARGV[1] and the bitmap KEYS[2] (a generation, for a
+// window) against its size ARGV[2]; for a window (ARGV[3], the Unix time in
+// milliseconds at which the generation expires, is not '0') it creates a
+// generation that was never created or expired, recording it in the sorted
+// set KEYS[4] with the same expiry, so that its loss is told from its
+// absence. If the filter is not as this process opened it, it moves the
+// bitmap to KEYS[3] (a key that Open creates beside the config, so that a
+// Put names no missing key, which Redis Cluster refuses with TRYAGAIN while
+// a slot migrates) and leaves a hash in its place, on which the BITFIELD
+// fails with WRONGTYPE, and returns the error: a lost bitmap is never
+// re-created piecemeal by a Put, and a filter re-created with other
+// parameters never gets this one's bits. unguardScript puts the bitmap back.
+// It is sent with EVAL, not EVALSHA: a script unknown to the server would
+// fail, within the transaction, and leave the BITFIELD unguarded.
+var guardScript = writes + `
+local function fail(msg)
+  local moved = 'none'
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    redis.call('RENAME', KEYS[2], KEYS[3])
+    moved = 'moved'
   end
-  out[v] = changed
+  redis.call('HSET', KEYS[2], 'mitzbloom-guard', moved)
+  return redis.error_reply(msg)
 end
-return table.concat(out)
-`)
+local cfg = redis.pcall('GET', KEYS[1])
+if type(cfg) == 'table' then return fail(cfg.err) end
+if cfg ~= ARGV[1] then
+  if not cfg then return fail('MITZBLOOM_LOST config key ' .. KEYS[1] .. ' is missing') end
+  return fail('MITZBLOOM_MISMATCH ' .. cfg)
+end
+local nbytes = tonumber(ARGV[2])
+local len = redis.pcall('STRLEN', KEYS[2])
+if type(len) == 'table' then return fail('MITZBLOOM_NOTFILTER ' .. KEYS[2] .. ': ' .. len.err) end
+if len == nbytes then return 1 end
+if len ~= 0 then return fail('MITZBLOOM_NOTFILTER ' .. KEYS[2] .. ' holds ' .. len .. ' bytes, want ' .. nbytes) end
+if ARGV[3] == '0' then return fail('MITZBLOOM_LOST bitmap ' .. KEYS[2] .. ' is missing') end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local expires = redis.call('ZSCORE', KEYS[4], KEYS[2])
+if expires and now < tonumber(expires) then
+  return fail('MITZBLOOM_LOST window generation ' .. KEYS[2] .. ' is missing before its expiry')
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+redis.call('SETRANGE', KEYS[2], nbytes - 1, '\0')
+redis.call('PEXPIREAT', KEYS[2], ARGV[3])
+redis.call('ZADD', KEYS[4], ARGV[3], KEYS[2])
+return 1
+`
 
-// containsScript tests values against the bitmap KEYS[2], or for a window
-// (ARGV[3] is '1') against the generations KEYS[3:], recorded in KEYS[2],
-// answering '1' for a value all of whose bits are set in one of them. ARGV
-// as for putScript otherwise.
-var containsScript = redis.NewScript(scriptPrelude(noWrites, "") + `
-local windowed = ARGV[3] == '1'
-local first = 2
-if windowed then first = 3 end
-local keys = {}
-for g = first, #KEYS do
-  local len = redis.call('STRLEN', KEYS[g])
-  local err = check(KEYS[g], len, windowed)
-  if err then return fail(err) end
-  if len ~= 0 then keys[#keys + 1] = KEYS[g] end
-end
-local k = tonumber(ARGV[4])
-local out = {}
-for v = 1, (#ARGV - 4) / k do
-  local found = '0'
-  for _, key in ipairs(keys) do
-    local all = true
-    for j = 4 + (v - 1) * k + 1, 4 + v * k do
-      if redis.call('GETBIT', key, ARGV[j]) == 0 then
-        all = false
-        break
-      end
-    end
-    if all then
-      found = '1'
-      break
-    end
+// unguardScript ends a Put's transaction: it undoes what guardScript did if
+// it failed, with the same keys.
+var unguardScript = writes + `
+if redis.call('TYPE', KEYS[2]).ok == 'hash' then
+  local moved = redis.call('HGET', KEYS[2], 'mitzbloom-guard')
+  if moved then redis.call('DEL', KEYS[2]) end
+  if moved == 'moved' then
+    redis.call('RENAME', KEYS[3], KEYS[2])
+    redis.call('SET', KEYS[3], 'mitzbloom')
   end
-  out[v] = found
 end
-return table.concat(out)
-`)
+return 1
+`
 
 // readScript returns bytes ARGV[4] to ARGV[5] (inclusive) of the bitmap
 // KEYS[2], or for a window (ARGV[6] is '1') of the generation KEYS[3],
@@ -181,7 +167,8 @@ if ARGV[1] == '1' then n = redis.call('ZCARD', KEYS[2]) else n = redis.call('STR
 return {cfg, n}
 `)
 
-// createScript writes the config key KEYS[1] = ARGV[2] and, for a plain
+// createScript writes the config key KEYS[1] = ARGV[2], and the key KEYS[3]
+// that a Put's guard moves a bitmap to, and, for a plain
 // filter (ARGV[4] is '0'), creates the bitmap KEYS[2] of ARGV[3] bytes
 // unless ARGV[5] is '1' (adopt it), if the config key still holds ARGV[1]
 // ("" for none) and the bitmap still has the length ARGV[6] it had when Open
@@ -199,6 +186,7 @@ if ARGV[4] == '0' then
   end
 end
 redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[3], 'mitzbloom')
 return {1, ARGV[2]}
 `)
 
@@ -272,7 +260,7 @@ func (c *core[T]) fail(op string, sentinel error, detail string) error {
 	if sentinel == ErrMismatch {
 		if paramsOf(detail) == c.params {
 			return fmt.Errorf("%w: %s %q: re-created since this Filter opened it (config now %q, was %q): the values put before may be gone; open it again to use it",
-				ErrLost, op, c.name, detail, c.config())
+				ErrLost, op, c.name, detail, c.cfg)
 		}
 		detail = fmt.Sprintf("stored %q, want %q", paramsOf(detail), c.params)
 	}
@@ -282,71 +270,60 @@ func (c *core[T]) fail(op string, sentinel error, detail string) error {
 	return fmt.Errorf("%w: %s %q: %s", sentinel, op, c.name, detail)
 }
 
-// runScripts runs script once per element of args, in one round trip, and
-// returns the concatenation of their string replies. Scripts are run by
-// their SHA-1; a server that does not know it (after a restart, or SCRIPT
-// FLUSH) gets the calls that failed sent again with the script's text,
-// which is safe because none of them ran.
-func (c *core[T]) runScripts(ctx context.Context, script *redis.Script, readOnly bool, keys []string, args [][]any) ([]byte, error) {
-	cmds := c.pipeline(ctx, script, readOnly, false, keys, args)
+// A call is one run of a script: its keys and arguments.
+type call struct {
+	keys []string
+	args []any
+}
+
+// scripts runs script once per call, pipelined, read-only scripts with the
+// _RO commands, and returns their commands, each with its reply or error.
+// Scripts are run by their SHA-1; a server that does not know it (after a
+// restart, or SCRIPT FLUSH) gets the calls that failed sent again with the
+// script's text, which is safe because none of them ran.
+func (c *core[T]) scripts(ctx context.Context, script *redis.Script, readOnly bool, calls []call) []*redis.Cmd {
+	cmds := c.pipeline(ctx, script, readOnly, false, calls)
 	var retry []int
 	for i, cmd := range cmds {
-		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		if noScript(cmd.Err()) {
 			retry = append(retry, i)
 		}
 	}
 	if len(retry) > 0 {
-		again := make([][]any, len(retry))
+		again := make([]call, len(retry))
 		for j, i := range retry {
-			again[j] = args[i]
+			again[j] = calls[i]
 		}
-		for j, cmd := range c.pipeline(ctx, script, readOnly, true, keys, again) {
+		for j, cmd := range c.pipeline(ctx, script, readOnly, true, again) {
 			cmds[retry[j]] = cmd
 		}
 	}
-	var out []byte
-	for _, cmd := range cmds {
-		s, err := cmd.Text()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s...)
-	}
-	return out, nil
+	return cmds
 }
 
-// pipeline sends script once per element of args, by its SHA-1, or by its
-// text if text is set; read-only scripts with the _RO commands.
-func (c *core[T]) pipeline(ctx context.Context, script *redis.Script, readOnly, text bool, keys []string, args [][]any) []*redis.Cmd {
-	send := func(r redis.Scripter, a []any) *redis.Cmd {
+// pipeline sends script once per call, by its SHA-1, or by its text if
+// text is set.
+func (c *core[T]) pipeline(ctx context.Context, script *redis.Script, readOnly, text bool, calls []call) []*redis.Cmd {
+	send := func(r redis.Scripter, cl call) *redis.Cmd {
 		switch {
 		case readOnly && text:
-			return script.EvalRO(ctx, r, keys, a...)
+			return script.EvalRO(ctx, r, cl.keys, cl.args...)
 		case readOnly:
-			return script.EvalShaRO(ctx, r, keys, a...)
+			return script.EvalShaRO(ctx, r, cl.keys, cl.args...)
 		case text:
-			return script.Eval(ctx, r, keys, a...)
+			return script.Eval(ctx, r, cl.keys, cl.args...)
 		}
-		return script.EvalSha(ctx, r, keys, a...)
+		return script.EvalSha(ctx, r, cl.keys, cl.args...)
 	}
-	if len(args) == 1 {
-		return []*redis.Cmd{send(c.rdb, args[0])}
+	if len(calls) == 1 {
+		return []*redis.Cmd{send(c.rdb, calls[0])}
 	}
 	pipe := c.rdb.Pipeline()
-	cmds := make([]*redis.Cmd, len(args))
-	for i, a := range args {
-		cmds[i] = send(pipe, a)
+	cmds := make([]*redis.Cmd, len(calls))
+	for i, cl := range calls {
+		cmds[i] = send(pipe, cl)
 	}
 	// Each command carries its own error, checked by the caller.
 	_, _ = pipe.Exec(ctx)
 	return cmds
-}
-
-// run runs one script, with the retries of runScripts.
-func (c *core[T]) run(ctx context.Context, script *redis.Script, readOnly bool, keys []string, args ...any) *redis.Cmd {
-	cmd := c.pipeline(ctx, script, readOnly, false, keys, [][]any{args})[0]
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		cmd = c.pipeline(ctx, script, readOnly, true, keys, [][]any{args})[0]
-	}
-	return cmd
 }

@@ -45,11 +45,10 @@ const maxGenerations = 64
 // an answer that could be a false "never seen", until it leaves the window. A Windowed filter is safe for concurrent use by multiple
 // goroutines.
 type Windowed[T any] struct {
-	c       core[T]
-	period  int64 // milliseconds
-	gens    int
-	clock   bloom.Clock
-	gensKey string // the record of the generations created
+	c      core[T]
+	period int64 // milliseconds
+	gens   int
+	clock  bloom.Clock
 }
 
 // OpenWindowed returns the windowed filter called name, with generations of
@@ -75,8 +74,8 @@ func OpenWindowed[T any](ctx context.Context, rdb redis.UniversalClient, name st
 	if err != nil {
 		return nil, err
 	}
-	w := &Windowed[T]{c: c, period: period.Milliseconds(), gens: generations, clock: o.clock, gensKey: "{" + name + "}:generations"}
-	if err := w.c.open(ctx, w.gensKey, true, o); err != nil {
+	w := &Windowed[T]{c: c, period: period.Milliseconds(), gens: generations, clock: o.clock}
+	if err := w.c.open(ctx, o); err != nil {
 		return nil, err
 	}
 	w.c.lostAdvice = "; the values put in it are gone: calls that read or put into it fail until it leaves the window, or delete the filter's keys and open it again"
@@ -94,37 +93,42 @@ func (w *Windowed[T]) Generation(t time.Time) int64 {
 	return g
 }
 
-// Key returns the Redis key of generation gen's bitmap, {name}:<gen>.
-func (w *Windowed[T]) Key(gen int64) string {
-	return "{" + w.c.name + "}:" + strconv.FormatInt(gen, 10)
-}
-
-// putArgs returns the keys a put into the current generation touches and the
-// Unix time in milliseconds at which its bitmap is to expire.
-func (w *Windowed[T]) putArgs() ([]string, string) {
-	gen := w.Generation(w.clock.Now())
-	expireAt := (gen + int64(w.gens) + 1) * w.period
-	return []string{w.c.cfgKey, w.gensKey, w.Key(gen)}, strconv.FormatInt(expireAt, 10)
-}
-
-// readKeys returns the keys MightContain reads: the config, the record of
-// the generations, the last Generations generations and the next one.
-func (w *Windowed[T]) readKeys() []string {
-	gen := w.Generation(w.clock.Now())
-	keys := make([]string, 0, w.gens+3)
-	keys = append(keys, w.c.cfgKey, w.gensKey)
-	for g := gen - int64(w.gens) + 1; g <= gen+1; g++ {
-		keys = append(keys, w.Key(g))
+// Keys returns the Redis keys of generation gen's bitmaps, one per shard in
+// order: {name}:<gen> for a window of one string per generation, or
+// {name#s}:<gen> for each shard s (see [Filter.Keys]).
+func (w *Windowed[T]) Keys(gen int64) []string {
+	keys := make([]string, len(w.c.shards))
+	for i := range w.c.shards {
+		keys[i] = w.c.shards[i].genKey(gen)
 	}
 	return keys
+}
+
+// putTarget returns the target of a put into the current generation, whose
+// bitmaps expire one period after the last generation that reads them ends.
+func (w *Windowed[T]) putTarget() target {
+	gen := w.Generation(w.clock.Now())
+	expireAt := (gen + int64(w.gens) + 1) * w.period
+	return target{put: true, windowed: true, gens: []int64{gen}, expireAt: strconv.FormatInt(expireAt, 10)}
+}
+
+// readTarget returns the target of MightContain: the last Generations
+// generations and the next one.
+func (w *Windowed[T]) readTarget() target {
+	now := w.clock.Now()
+	gen := w.Generation(now)
+	t := target{windowed: true, gens: make([]int64, 0, w.gens+1), now: now.UnixMilli()}
+	for g := gen - int64(w.gens) + 1; g <= gen+1; g++ {
+		t.gens = append(t.gens, g)
+	}
+	return t
 }
 
 // Put adds v to the current generation and reports whether any bit of that
 // generation changed. It costs one round trip.
 func (w *Windowed[T]) Put(ctx context.Context, v T) (bool, error) {
-	keys, expireAt := w.putArgs()
 	var changed [1]bool
-	res, err := w.c.eval(ctx, "put", putScript, keys, expireAt, []T{v}, changed[:0])
+	res, err := w.c.eval(ctx, "put", w.putTarget(), []T{v}, changed[:0])
 	return len(res) == 1 && res[0], err
 }
 
@@ -133,15 +137,14 @@ func (w *Windowed[T]) Put(ctx context.Context, v T) (bool, error) {
 // gives. It costs one round trip.
 func (w *Windowed[T]) MightContain(ctx context.Context, v T) (bool, error) {
 	var found [1]bool
-	res, err := w.c.eval(ctx, "mightContain", containsScript, w.readKeys(), "1", []T{v}, found[:0])
+	res, err := w.c.eval(ctx, "mightContain", w.readTarget(), []T{v}, found[:0])
 	return len(res) == 1 && res[0], err
 }
 
 // PutMany adds every value of vs to the generation current when it starts,
 // batched as [Filter.PutMany] is.
 func (w *Windowed[T]) PutMany(ctx context.Context, vs []T) error {
-	keys, expireAt := w.putArgs()
-	_, err := w.c.eval(ctx, "putMany", putScript, keys, expireAt, vs, nil)
+	_, err := w.c.eval(ctx, "putMany", w.putTarget(), vs, nil)
 	return err
 }
 
@@ -149,7 +152,7 @@ func (w *Windowed[T]) PutMany(ctx context.Context, vs []T) error {
 // might have been put in the window, batched as [Filter.MightContainMany]
 // is, and returns the extended slice. On error it returns dst unchanged.
 func (w *Windowed[T]) MightContainMany(ctx context.Context, dst []bool, vs []T) ([]bool, error) {
-	return w.c.eval(ctx, "mightContainMany", containsScript, w.readKeys(), "1", vs, dst)
+	return w.c.eval(ctx, "mightContainMany", w.readTarget(), vs, dst)
 }
 
 // Snapshot returns a local copy of generation gen, as [Filter.Snapshot]
@@ -157,7 +160,7 @@ func (w *Windowed[T]) MightContainMany(ctx context.Context, dst []bool, vs []T) 
 // empty filter, and one whose bitmap is gone before its expiry an error
 // wrapping [ErrLost].
 func (w *Windowed[T]) Snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], error) {
-	return w.c.snapshot(ctx, []string{w.c.cfgKey, w.gensKey, w.Key(gen)}, "1")
+	return w.c.snapshot(ctx, gen)
 }
 
 // Period returns the length of a generation.
@@ -175,5 +178,6 @@ func (w *Windowed[T]) NumHashFunctions() int { return w.c.k }
 // Strategy returns the strategy w maps hashes to bits with.
 func (w *Windowed[T]) Strategy() strategy.Strategy { return w.c.strategy }
 
-// ConfigKey returns the Redis key of w's parameters, {name}:config.
-func (w *Windowed[T]) ConfigKey() string { return w.c.cfgKey }
+// ConfigKeys returns the Redis keys of w's parameters, one per shard:
+// {name}:config, or {name#s}:config for each shard s.
+func (w *Windowed[T]) ConfigKeys() []string { return w.c.configKeys() }

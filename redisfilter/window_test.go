@@ -29,11 +29,11 @@ func TestWindowGenerations(t *testing.T) {
 		require.NoError(t, err)
 		gen := w.Generation(start)
 		assert.Equal(t, start.Unix()/3600, gen)
-		assert.Equal(t, "{"+name+"}:"+strconv.FormatInt(gen, 10), w.Key(gen))
-		cfg, err := rdb.Get(ctx, w.ConfigKey()).Result()
+		assert.Equal(t, "{"+name+"}:"+strconv.FormatInt(gen, 10), w.Keys(gen)[0])
+		cfg, err := rdb.Get(ctx, w.ConfigKeys()[0]).Result()
 		require.NoError(t, err)
 		assert.Regexp(t, `^mitzbloom/redisfilter v1 bits=28800 k=20 strategy=MURMUR128_MITZ_64 funnel="funnel.String" window=1h0m0s generations=3 id=[0-9a-f]{16}$`, cfg)
-		n, err := rdb.Exists(ctx, w.Key(gen)).Result()
+		n, err := rdb.Exists(ctx, w.Keys(gen)[0]).Result()
 		require.NoError(t, err)
 		assert.Zero(t, n, "OpenWindowed created a bitmap")
 
@@ -42,10 +42,10 @@ func TestWindowGenerations(t *testing.T) {
 		assert.True(t, changed)
 		// Created at full size, expiring one period after the last generation
 		// that reads it ends.
-		size, err := rdb.StrLen(ctx, w.Key(gen)).Result()
+		size, err := rdb.StrLen(ctx, w.Keys(gen)[0]).Result()
 		require.NoError(t, err)
 		assert.Equal(t, w.BitSize()/8, size)
-		expireAt, err := rdb.PExpireTime(ctx, w.Key(gen)).Result()
+		expireAt, err := rdb.PExpireTime(ctx, w.Keys(gen)[0]).Result()
 		require.NoError(t, err)
 		assert.Equal(t, time.Duration(gen+4)*time.Hour, expireAt)
 
@@ -182,7 +182,7 @@ func TestWindowExpires(t *testing.T) {
 	}
 	// The bitmap expires at the end of generation gen+2.
 	time.Sleep(time.Until(time.UnixMilli((gen+2)*period.Milliseconds())) + 10*time.Millisecond)
-	n, err := rdb.Exists(ctx, w.Key(gen)).Result()
+	n, err := rdb.Exists(ctx, w.Keys(gen)[0]).Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "the bitmap outlived its expiry")
 	ok, err := w.MightContain(ctx, 1)
@@ -200,11 +200,11 @@ func TestWindowWrongKeys(t *testing.T) {
 		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 		gen := w.Generation(clk.Now())
-		require.NoError(t, rdb.LPush(ctx, w.Key(gen-1), "x").Err())
-		t.Cleanup(func() { rdb.Del(context.Background(), w.Key(gen-1)) })
+		require.NoError(t, rdb.LPush(ctx, w.Keys(gen - 1)[0], "x").Err())
+		t.Cleanup(func() { rdb.Del(context.Background(), w.Keys(gen - 1)[0]) })
 		_, err = w.MightContain(ctx, "a")
 		assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
-		require.NoError(t, rdb.Set(ctx, w.Key(gen), "short", time.Minute).Err())
+		require.NoError(t, rdb.Set(ctx, w.Keys(gen)[0], "short", time.Minute).Err())
 		_, err = w.Put(ctx, "a")
 		assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
 

@@ -1,0 +1,410 @@
+package redisfilter_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/redisfilter"
+	"github.com/mitzbloom/mitzbloom/strategy"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// shardBytes is the shard size of the tests' sharded filters: small, so
+// that they have many shards.
+const shardBytes = 64 << 10
+
+// openSharded opens a sharded filter of strings for n values at p = 0.01.
+func openSharded(ctx context.Context, t *testing.T, rdb redis.UniversalClient, name string, n int64, opts ...redisfilter.Option) *redisfilter.Filter[string] {
+	t.Helper()
+	f, err := redisfilter.Open(ctx, rdb, name, funnel.String, n, 0.01, append([]redisfilter.Option{redisfilter.WithShardBytes(shardBytes)}, opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Delete(context.Background()) })
+	return f
+}
+
+// concatenated returns the values of keys, concatenated.
+func concatenated(ctx context.Context, t *testing.T, rdb redis.UniversalClient, keys []string) []byte {
+	t.Helper()
+	var all []byte
+	for _, key := range keys {
+		b, err := rdb.Get(ctx, key).Bytes()
+		require.NoError(t, err, key)
+		all = append(all, b...)
+	}
+	return all
+}
+
+// TestShardedFleet is TestFleet on a filter of ten shards of 64 KiB: the
+// shards concatenated equal, bit for bit, a local filter of all the keys.
+func TestShardedFleet(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		const replicas = 8
+		perReplica := 3000
+		if testing.Short() {
+			perReplica = 500
+		}
+		ctx := testContext(t)
+		name := filterName(t)
+		r := rand.New(rand.NewPCG(31, 32))
+		all := randomStrings(r, replicas*perReplica)
+		const n = 500_000 // 599,072 bytes: 10 shards
+		local, err := bloom.New(funnel.String, n, 0.01)
+		require.NoError(t, err)
+		for _, v := range all {
+			local.Put(v)
+		}
+		filters := make([]*redisfilter.Filter[string], replicas)
+		var wg sync.WaitGroup
+		for i := range filters {
+			// Every replica opens the filter at once, as separate
+			// processes starting together would.
+			wg.Go(func() {
+				f, err := redisfilter.Open(ctx, rdb, name, funnel.String, n, 0.01, redisfilter.WithShardBytes(shardBytes))
+				assert.NoError(t, err)
+				filters[i] = f
+			})
+		}
+		wg.Wait()
+		require.NotContains(t, filters, (*redisfilter.Filter[string])(nil))
+		t.Cleanup(func() { filters[0].Delete(context.Background()) })
+		require.Len(t, filters[0].Keys(), 10)
+		cfg, err := rdb.Get(ctx, filters[0].ConfigKeys()[0]).Result()
+		require.NoError(t, err)
+		for _, key := range filters[0].ConfigKeys() {
+			other, err := rdb.Get(ctx, key).Result()
+			require.NoError(t, err)
+			assert.Equal(t, cfg, other, "every shard has the config of one creation")
+		}
+
+		errs := make(chan error, replicas)
+		for i, f := range filters {
+			keys := all[i*perReplica : (i+1)*perReplica]
+			wg.Go(func() { errs <- replica(ctx, f, keys) })
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			assert.NoError(t, err)
+		}
+
+		if !bytes.Equal(wordsOf(t, local), concatenated(ctx, t, rdb, filters[0].Keys())) {
+			t.Fatal("the shards concatenated differ from a local filter of all the keys")
+		}
+		snap, err := filters[0].Snapshot(ctx)
+		require.NoError(t, err)
+		assert.True(t, snap.Equal(local), "Snapshot of the sharded filter")
+		count, err := filters[0].BitCount(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, local.BitCount(), count, "BitCount")
+		found, err := filters[3].MightContainMany(ctx, nil, all)
+		require.NoError(t, err)
+		assert.NotContains(t, found, false, "false negatives")
+
+		// Merge and a Hybrid work shard by shard as well.
+		more := randomStrings(r, 2000, all)
+		extra, err := bloom.New(funnel.String, n, 0.01)
+		require.NoError(t, err)
+		extra.PutMany(more)
+		require.NoError(t, filters[1].Merge(ctx, extra))
+		require.NoError(t, local.PutAll(extra))
+		h, err := redisfilter.NewHybrid(ctx, filters[2])
+		require.NoError(t, err)
+		assert.True(t, h.Copy().Equal(local), "a Hybrid starts from the merged shards")
+		h.Put("hybrid")
+		local.Put("hybrid")
+		require.NoError(t, h.Sync(ctx))
+		assert.True(t, bytes.Equal(wordsOf(t, local), concatenated(ctx, t, rdb, filters[0].Keys())), "the shards after Merge and Sync")
+	})
+}
+
+// touches reports whether v has a bit in shard s of f.
+func touches(f *redisfilter.Filter[string], v string, s int) bool {
+	h1, h2 := strategy.Sum128(funnel.String, v)
+	for _, i := range f.Strategy().AppendIndexes(nil, h1, h2, f.NumHashFunctions(), f.BitSize()) {
+		if i/(shardBytes*8) == int64(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestShardLost deletes one shard's bitmap, then its config: every call
+// whose bits touch the shard is ErrLost, every other one answers, and Open
+// refuses the filter until WithRecreate.
+func TestShardLost(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		name := filterName(t)
+		f := openSharded(ctx, t, rdb, name, 300_000) // 6 shards
+		require.Len(t, f.Keys(), 6)
+		values := randomStrings(rand.New(rand.NewPCG(33, 34)), 400)
+		require.NoError(t, f.PutMany(ctx, values))
+		const lostShard = 2
+		var hit, missed []string
+		for _, v := range values {
+			if touches(f, v, lostShard) {
+				hit = append(hit, v)
+			} else {
+				missed = append(missed, v)
+			}
+		}
+		require.NotEmpty(t, hit)
+		require.NotEmpty(t, missed)
+
+		for _, lose := range []string{"bitmap", "config"} {
+			t.Run(lose, func(t *testing.T) {
+				key := f.Keys()[lostShard]
+				if lose == "config" {
+					key = f.ConfigKeys()[lostShard]
+				}
+				saved, err := rdb.Dump(ctx, key).Result()
+				require.NoError(t, err)
+				require.NoError(t, rdb.Del(ctx, key).Err())
+				t.Cleanup(func() { rdb.RestoreReplace(context.Background(), key, 0, saved) })
+
+				for _, v := range hit[:20] {
+					_, err := f.MightContain(ctx, v)
+					require.ErrorIs(t, err, redisfilter.ErrLost, "MightContain of a value with a bit in the lost shard")
+					_, err = f.Put(ctx, v)
+					require.ErrorIs(t, err, redisfilter.ErrLost, "Put of a value with a bit in the lost shard")
+				}
+				_, err = f.MightContainMany(ctx, nil, values)
+				require.ErrorIs(t, err, redisfilter.ErrLost, "MightContainMany")
+				require.ErrorIs(t, f.PutMany(ctx, hit), redisfilter.ErrLost, "PutMany")
+				found, err := f.MightContainMany(ctx, nil, missed)
+				require.NoError(t, err, "values without a bit in the lost shard")
+				assert.NotContains(t, found, false)
+				_, err = f.Snapshot(ctx)
+				require.ErrorIs(t, err, redisfilter.ErrLost, "Snapshot")
+				_, err = f.BitCount(ctx)
+				require.ErrorIs(t, err, redisfilter.ErrLost, "BitCount")
+				_, err = redisfilter.Open(ctx, rdb, name, funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes))
+				require.ErrorIs(t, err, redisfilter.ErrLost, "Open")
+				t.Log(err)
+				if lose == "bitmap" {
+					// The Puts' guard left no piece of a bitmap behind.
+					n, err := rdb.Exists(ctx, key).Result()
+					require.NoError(t, err)
+					assert.Zero(t, n, "a Put re-created part of the lost bitmap")
+				}
+			})
+		}
+
+		// WithRecreate starts a lost filter again, every shard, and the
+		// Filters of before get ErrLost, not empty answers.
+		require.NoError(t, rdb.Del(ctx, f.Keys()[lostShard]).Err())
+		again, err := redisfilter.Open(ctx, rdb, name, funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes), redisfilter.WithRecreate())
+		require.NoError(t, err)
+		_, err = f.MightContainMany(ctx, nil, missed)
+		require.ErrorIs(t, err, redisfilter.ErrLost, "a Filter of the filter before it was re-created")
+		count, err := again.BitCount(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, count, "the re-created filter")
+	})
+}
+
+// TestShardMismatch gives one shard the config of a filter with other
+// parameters: calls touching it, and Open, are ErrMismatch.
+func TestShardMismatch(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		name := filterName(t)
+		f := openSharded(ctx, t, rdb, name, 300_000)
+		values := randomStrings(rand.New(rand.NewPCG(35, 36)), 300)
+		require.NoError(t, f.PutMany(ctx, values))
+		key := f.ConfigKeys()[1]
+		cfg, err := rdb.Get(ctx, key).Result()
+		require.NoError(t, err)
+		other := strings.Replace(cfg, " k=7 ", " k=8 ", 1)
+		require.NotEqual(t, cfg, other)
+		require.NoError(t, rdb.Set(ctx, key, other, 0).Err())
+
+		var hit []string
+		for _, v := range values {
+			if touches(f, v, 1) {
+				hit = append(hit, v)
+			}
+		}
+		require.NotEmpty(t, hit)
+		_, err = f.MightContainMany(ctx, nil, hit)
+		require.ErrorIs(t, err, redisfilter.ErrMismatch, "MightContainMany")
+		require.ErrorIs(t, f.PutMany(ctx, hit), redisfilter.ErrMismatch, "PutMany")
+		_, err = f.Snapshot(ctx)
+		require.ErrorIs(t, err, redisfilter.ErrMismatch, "Snapshot")
+		_, err = redisfilter.Open(ctx, rdb, name, funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes))
+		require.ErrorIs(t, err, redisfilter.ErrMismatch, "Open")
+		t.Log(err)
+		// Opened with another shard size, the filter is another one.
+		require.NoError(t, rdb.Set(ctx, key, cfg, 0).Err())
+		_, err = redisfilter.Open(ctx, rdb, name, funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(2*shardBytes))
+		require.ErrorIs(t, err, redisfilter.ErrMismatch, "Open with another shard size")
+	})
+}
+
+// TestShardSlots checks that the shards of a filter are in distinct slots,
+// on more than one master, each with its config in its slot.
+func TestShardSlots(t *testing.T) {
+	rdb := sharedCluster(t)
+	ctx := testContext(t)
+	f := openSharded(ctx, t, rdb, filterName(t), 1_000_000) // 19 shards
+	slots := map[int64]bool{}
+	nodes := map[string]bool{}
+	for i, key := range f.Keys() {
+		slot, err := rdb.ClusterKeySlot(ctx, key).Result()
+		require.NoError(t, err)
+		cfgSlot, err := rdb.ClusterKeySlot(ctx, f.ConfigKeys()[i]).Result()
+		require.NoError(t, err)
+		assert.Equal(t, slot, cfgSlot, "shard %d's config is in another slot", i)
+		assert.False(t, slots[slot], "shard %d shares slot %d", i, slot)
+		slots[slot] = true
+		node, err := rdb.MasterForKey(ctx, key)
+		require.NoError(t, err)
+		nodes[node.Options().Addr] = true
+	}
+	t.Logf("%d shards in %d slots on %d masters", len(f.Keys()), len(slots), len(nodes))
+	assert.Greater(t, len(nodes), 1, "every shard is on one master")
+}
+
+// TestShardedWindow runs a window of sharded generations.
+func TestShardedWindow(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		clock := bloom.NewManualClock(time.Now())
+		w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, 300_000, 0.01, time.Minute, 2,
+			redisfilter.WithClock(clock), redisfilter.WithShardBytes(shardBytes))
+		require.NoError(t, err)
+		gen := w.Generation(clock.Now())
+		t.Cleanup(func() {
+			for _, keys := range [][]string{w.Keys(gen), w.Keys(gen + 1), w.ConfigKeys()} {
+				for _, k := range keys {
+					rdb.Del(context.Background(), k, strings.TrimSuffix(k, ":config")+":generations")
+				}
+			}
+		})
+		require.Len(t, w.Keys(gen), 6)
+		r := rand.New(rand.NewPCG(37, 38))
+		first, second := randomStrings(r, 300), randomStrings(r, 300)
+		require.NoError(t, w.PutMany(ctx, first))
+		clock.Advance(time.Minute)
+		require.NoError(t, w.PutMany(ctx, second))
+		found, err := w.MightContainMany(ctx, nil, append(first, second...))
+		require.NoError(t, err)
+		assert.NotContains(t, found, false, "both generations")
+
+		local, err := bloom.New(funnel.String, 300_000, 0.01)
+		require.NoError(t, err)
+		local.PutMany(first)
+		snap, err := w.Snapshot(ctx, gen)
+		require.NoError(t, err)
+		assert.True(t, snap.Equal(local), "Snapshot of the first generation")
+
+		// A generation shard lost before its expiry is ErrLost.
+		require.NoError(t, rdb.Del(ctx, w.Keys(gen)[4]).Err())
+		_, err = w.MightContainMany(ctx, nil, first)
+		require.ErrorIs(t, err, redisfilter.ErrLost)
+		clock.Advance(time.Minute)
+		// Out of the window, the generation is no longer read.
+		_, err = w.MightContainMany(ctx, nil, first)
+		require.NoError(t, err, "once the generation left the window")
+	})
+}
+
+// TestShardedOpenErrors checks the shard size Open takes.
+func TestShardedOpenErrors(t *testing.T) {
+	rdb := sharedClient(t)
+	ctx := testContext(t)
+	for _, n := range []int64{-8, 12, 513 << 20} {
+		_, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 1000, 0.01, redisfilter.WithShardBytes(n))
+		assert.ErrorIs(t, err, bloom.ErrInvalidArgument, fmt.Sprint(n))
+	}
+	// A shard size at least the filter's keeps it in one string, {name}.
+	f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 1000, 0.01, redisfilter.WithShardBytes(1<<20))
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Delete(context.Background()) })
+	assert.Equal(t, []string{"{" + filterName(t) + "}"}, f.Keys())
+}
+
+// TestReplicaReads reads a sharded filter through a cluster client created
+// with ReadOnly: the BITFIELD_RO commands, counted by INFO commandstats on
+// every node, all go to replicas, and the answers are right.
+func TestReplicaReads(t *testing.T) {
+	rdb := sharedCluster(t, func(o *redis.ClusterOptions) { o.ReadOnly = true })
+	ctx := testContext(t)
+	// A new cluster lists its replicas in CLUSTER SLOTS some seconds after
+	// it reports cluster_state:ok.
+	require.Eventually(t, func() bool {
+		ok := true
+		err := rdb.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
+			shards, err := node.ClusterShards(ctx).Result()
+			for _, s := range shards {
+				online := 0
+				for _, n := range s.Nodes {
+					if n.Health == "online" {
+						online++
+					}
+				}
+				mu.Lock()
+				ok = ok && online >= 2
+				mu.Unlock()
+			}
+			info, _ := node.Info(ctx, "replication").Result()
+			mu.Lock()
+			ok = ok && len(shards) > 0 && (strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up"))
+			mu.Unlock()
+			return err
+		})
+		return err == nil && ok
+	}, 30*time.Second, 200*time.Millisecond, "the cluster's replicas")
+	f := openSharded(ctx, t, rdb, filterName(t), 300_000)
+	values := randomStrings(rand.New(rand.NewPCG(39, 40)), 500)
+	require.NoError(t, f.PutMany(ctx, values))
+	// Replication is asynchronous: wait until every replica has the puts.
+	require.NoError(t, rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		return node.Do(ctx, "WAIT", 1, 5000).Err()
+	}))
+	// A client keeps the slot map it first loaded, which right after the
+	// cluster formed may list no replica; ForEachShard reloads it.
+	require.NoError(t, rdb.ForEachShard(ctx, func(context.Context, *redis.Client) error { return nil }))
+	require.NoError(t, rdb.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
+		return node.ConfigResetStat(ctx).Err()
+	}))
+	found, err := f.MightContainMany(ctx, nil, values)
+	require.NoError(t, err)
+	assert.NotContains(t, found, false, "a replica lacks values put")
+	calls := map[string]int{}
+	require.NoError(t, rdb.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
+		info, err := node.Info(ctx, "commandstats", "replication").Result()
+		if err != nil {
+			return err
+		}
+		role := "replica"
+		if strings.Contains(info, "role:master") {
+			role = "master"
+		}
+		for line := range strings.Lines(info) {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_bitfield_ro:calls="); ok {
+				var n int
+				fmt.Sscan(strings.Split(rest, ",")[0], &n)
+				mu.Lock()
+				calls[role] += n
+				mu.Unlock()
+			}
+		}
+		return nil
+	}))
+	t.Logf("BITFIELD_RO calls: %v", calls)
+	assert.Positive(t, calls["replica"], "no read reached a replica")
+	assert.Zero(t, calls["master"], "reads reached masters")
+}
+
+var mu sync.Mutex
