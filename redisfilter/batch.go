@@ -141,14 +141,12 @@ func (c *core[T]) unit(s *shard, ents []entry, t target) *unit {
 		return args
 	}
 	if t.put {
+		// EVAL's number of keys, then the keys.
 		key, expireAt := s.key, "0"
-		keys := []any{4, s.cfgKey, key, s.holdKey, s.gensKey}
+		keys := []any{3, s.cfgKey, key, s.holdKey}
 		if t.windowed {
 			key, expireAt = s.genKey(t.gens[0]), t.expireAt
-			keys[2] = key
-		} else {
-			keys = keys[:4]
-			keys[0] = 3
+			keys = []any{4, s.cfgKey, key, s.holdKey, s.gensKey}
 		}
 		guard := append([]any{"EVAL", guardScript}, keys...)
 		guard = append(guard, c.cfg, s.nbytes(), expireAt)
@@ -420,11 +418,14 @@ func (u *unit) record(cmd *redis.Cmd) {
 	}
 }
 
+// redirections are the codes of the errors redirected reports.
+var redirections = []string{"MOVED ", "ASK ", "TRYAGAIN ", "CLUSTERDOWN ", "LOADING ", "READONLY ", "MASTERDOWN "}
+
 // redirected reports whether err is one that a cluster client handles by
 // following the slot to another node, or retrying there.
 func redirected(err error) bool {
 	msg := err.Error()
-	for _, code := range []string{"MOVED ", "ASK ", "TRYAGAIN ", "CLUSTERDOWN ", "LOADING ", "READONLY ", "MASTERDOWN "} {
+	for _, code := range redirections {
 		if strings.HasPrefix(msg, code) {
 			return true
 		}

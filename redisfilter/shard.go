@@ -56,10 +56,12 @@ func layout(name string, bitSize, shardBytes int64) []shard {
 		if n > 1 {
 			base := name + "#" + strconv.Itoa(i)
 			tag = base
-			for j := 1; used[keySlot(tag)] && len(used) < clusterSlots; j++ {
+			slot := keySlot(tag)
+			for j := 1; used[slot] && len(used) < clusterSlots; j++ {
 				tag = base + "." + strconv.Itoa(j)
+				slot = keySlot(tag)
 			}
-			used[keySlot(tag)] = true
+			used[slot] = true
 		}
 		first := int64(i) * shardBits
 		s := shard{

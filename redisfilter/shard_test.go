@@ -340,6 +340,7 @@ func TestShardedOpenErrors(t *testing.T) {
 func TestReplicaReads(t *testing.T) {
 	rdb := sharedCluster(t, func(o *redis.ClusterOptions) { o.ReadOnly = true })
 	ctx := testContext(t)
+	var mu sync.Mutex // ForEachShard calls its function for the nodes at once
 	// A new cluster lists its replicas in CLUSTER SLOTS some seconds after
 	// it reports cluster_state:ok.
 	require.Eventually(t, func() bool {
@@ -406,5 +407,3 @@ func TestReplicaReads(t *testing.T) {
 	assert.Positive(t, calls["replica"], "no read reached a replica")
 	assert.Zero(t, calls["master"], "reads reached masters")
 }
-
-var mu sync.Mutex
