@@ -56,6 +56,13 @@ type unit struct {
 	err   error // an error that left no replies
 }
 
+// twoStepValues is the fewest values a read makes in two steps: first the
+// first bit of every value, then the other bits of the values whose first
+// bit is set. Guava stops at a value's first bit not set, and so does this:
+// a value not in a filter that is not full costs the server about one bit
+// instead of k, for a second round trip, which a batch this big pays for.
+const twoStepValues = 16
+
 // eval puts vs into the filter, or tests them, as t says, and appends one
 // answer per value to dst: whether the value changed a bit, or whether it
 // might be in the filter. On error it returns dst unchanged.
@@ -65,59 +72,89 @@ func (c *core[T]) eval(ctx context.Context, op string, t target, vs []T, dst []b
 	if t.windowed && !t.put {
 		ngens = len(t.gens)
 	}
-	perCommand := max(1, maxOpsPerCommand/ngens)
 	perTrip := max(1, maxOpsPerTrip/(c.k*ngens))
-	var idx []int64
+	var idx []int64 // the bits of the trip's values, k each
 	var ents []entry
 	var notAll []bool // a value's bits not all set, per generation
 	for start := 0; start < len(vs); start += perTrip {
 		trip := vs[start:min(len(vs), start+perTrip)]
-		ents = ents[:0]
-		for vi, v := range trip {
+		idx = idx[:0]
+		for _, v := range trip {
 			h1, h2 := strategy.Sum128(c.funnel, v)
-			idx = c.strategy.AppendIndexes(idx[:0], h1, h2, c.k, c.bitSize)
-			for _, i := range idx {
-				s := int(i / c.shardBits)
-				ents = append(ents, entry{shard: s, value: vi, off: (i - c.shards[s].first) ^ 63})
-			}
+			idx = c.strategy.AppendIndexes(idx, h1, h2, c.k, c.bitSize)
 		}
-		if len(c.shards) > 1 {
-			slices.SortFunc(ents, func(a, b entry) int { return cmp.Compare(a.shard, b.shard) })
-		}
-		var units []*unit
-		for from := 0; from < len(ents); {
-			to := from + 1
-			for to < len(ents) && to-from < perCommand && ents[to].shard == ents[from].shard {
-				to++
-			}
-			units = append(units, c.unit(&c.shards[ents[from].shard], ents[from:to], t))
-			from = to
-		}
-		c.send(ctx, units, t.put)
 		notAll = slices.Grow(notAll[:0], len(trip)*ngens)[:len(trip)*ngens]
 		clear(notAll)
-		for _, u := range units {
-			if err := c.answer(u, t, ngens, notAll); err != nil {
-				if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-					// A network timeout at the deadline.
-					err = fmt.Errorf("%w: %w", cerr, err)
+		first := c.k // the bits of each value the first step reads
+		if !t.put && len(trip) >= twoStepValues {
+			first = 1
+		}
+		ents = ents[:0]
+		for vi := range trip {
+			ents = c.appendEntries(ents, vi, idx[vi*c.k:][:first])
+		}
+		err := c.step(ctx, t, ents, ngens, notAll)
+		if err == nil && first < c.k {
+			ents = ents[:0]
+			for vi := range trip {
+				if slices.Contains(notAll[vi*ngens:][:ngens], false) {
+					ents = c.appendEntries(ents, vi, idx[vi*c.k+first:][:c.k-first])
 				}
-				return dst[:n0], c.wrap(op, err)
 			}
+			if len(ents) > 0 {
+				err = c.step(ctx, t, ents, ngens, notAll)
+			}
+		}
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+				// A network timeout at the deadline.
+				err = fmt.Errorf("%w: %w", cerr, err)
+			}
+			return dst[:n0], c.wrap(op, err)
 		}
 		for vi := range trip {
 			if t.put {
 				dst = append(dst, notAll[vi])
 				continue
 			}
-			found := false
-			for g := range ngens {
-				found = found || !notAll[vi*ngens+g]
-			}
-			dst = append(dst, found)
+			dst = append(dst, slices.Contains(notAll[vi*ngens:][:ngens], false))
 		}
 	}
 	return dst, nil
+}
+
+// appendEntries appends to ents the entries of bits idx of value vi.
+func (c *core[T]) appendEntries(ents []entry, vi int, idx []int64) []entry {
+	for _, i := range idx {
+		s := int(i / c.shardBits)
+		ents = append(ents, entry{shard: s, value: vi, off: (i - c.shards[s].first) ^ 63})
+	}
+	return ents
+}
+
+// step puts or tests the bits ents, in one round trip per node, and records
+// the answers in notAll.
+func (c *core[T]) step(ctx context.Context, t target, ents []entry, ngens int, notAll []bool) error {
+	if len(c.shards) > 1 {
+		slices.SortFunc(ents, func(a, b entry) int { return cmp.Compare(a.shard, b.shard) })
+	}
+	perCommand := max(1, maxOpsPerCommand/ngens)
+	var units []*unit
+	for from := 0; from < len(ents); {
+		to := from + 1
+		for to < len(ents) && to-from < perCommand && ents[to].shard == ents[from].shard {
+			to++
+		}
+		units = append(units, c.unit(&c.shards[ents[from].shard], ents[from:to], t))
+		from = to
+	}
+	c.send(ctx, units, t.put)
+	for _, u := range units {
+		if err := c.answer(u, t, ngens, notAll); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // unit returns the commands that put or test the bits ents of shard s.

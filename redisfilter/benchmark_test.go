@@ -198,12 +198,16 @@ func BenchmarkBatchSpeedup(b *testing.B) {
 }
 
 // BenchmarkVsRawBitfield compares batches of 256 keys through the filter
-// with raw pipelined BITFIELD commands that set or get the same bit offsets
-// without any check, alternating the two so that both see the same machine.
-// It reports each side's keys/s, their ratio ("vs-raw"), and the server time
-// per key of each side ("server-ns/key", the main thread's CPU time from
-// INFO cpu), and that of the commands the filter sent, as INFO commandstats
-// counts it ("commandstats-ns/key").
+// with two other ways of setting or getting the same bit offsets, taking
+// turns so that all three see the same machine: raw pipelined BITFIELD
+// commands without any check ("raw"), and the scripts of the releases before
+// sharding, which check the config and then make one redis.call per bit
+// ("lua"). For each side it reports keys/s, and the server time per key
+// twice: as INFO commandstats counts the commands the side sent
+// ("commandstats-ns/key"), and as the main thread's CPU time from INFO cpu,
+// which also counts parsing the commands and writing the replies
+// ("cpu-ns/key"). "vs-raw" is the filter's keys/s over raw's, and
+// "vs-lua-commandstats" its commandstats time over lua's.
 func BenchmarkVsRawBitfield(b *testing.B) {
 	for _, put := range []bool{true, false} {
 		name := "MightContainMany"
@@ -214,44 +218,66 @@ func BenchmarkVsRawBitfield(b *testing.B) {
 			f, keys := benchFilter(b)
 			rdb := sharedClient(b)
 			ctx := context.Background()
-			raw := rawBitfield(f, put)
-			var filter, direct time.Duration
-			var filterUsec, directUsec, commandsUsec float64
+			raw, lua := rawBitfield(f, put), luaBits(b, rdb, f, put)
+			type side struct {
+				run              func(ks []string) error
+				commands         []string
+				elapsed          time.Duration
+				statsUsec, cpuUs float64
+			}
 			dst := make([]bool, 0, benchBatch)
+			sides := []*side{{
+				run: func(ks []string) (err error) {
+					if put {
+						return f.PutMany(ctx, ks)
+					}
+					dst, err = f.MightContainMany(ctx, dst[:0], ks)
+					return err
+				},
+				commands: topLevel,
+			}, {
+				run:      func(ks []string) error { return rdb.Do(ctx, raw(ks)...).Err() },
+				commands: []string{"bitfield", "bitfield_ro"},
+			}, {
+				run:      func(ks []string) error { return rdb.Do(ctx, lua(ks)...).Err() },
+				commands: []string{"evalsha"},
+			}}
+			// Puts are of values not in the filter yet, each side its own,
+			// as a Put is used; reads cycle through keys, half of which the
+			// filter holds.
+			r := rand.New(rand.NewPCG(11, 12))
+			fresh := make([]string, benchBatch)
 			n := 0
 			for b.Loop() {
 				ks := keys[(n*benchBatch)%len(keys):][:benchBatch]
-				u0 := serverUsec(b, rdb)
-				rdb.ConfigResetStat(ctx)
-				t0 := time.Now()
-				var err error
-				if put {
-					err = f.PutMany(ctx, ks)
-				} else {
-					dst, err = f.MightContainMany(ctx, dst[:0], ks)
+				for _, s := range sides {
+					if put {
+						for i := range fresh {
+							fresh[i] = fmt.Sprintf("new:%d", r.Uint64())
+						}
+						ks = fresh
+					}
+					rdb.ConfigResetStat(ctx)
+					cpu := serverUsec(b, rdb)
+					t := time.Now()
+					if err := s.run(ks); err != nil {
+						b.Fatal(err)
+					}
+					s.elapsed += time.Since(t)
+					s.cpuUs += serverUsec(b, rdb) - cpu
+					s.statsUsec += commandUsec(b, rdb, s.commands...)
 				}
-				if err != nil {
-					b.Fatal(err)
-				}
-				filter += time.Since(t0)
-				filterUsec += serverUsec(b, rdb) - u0
-				commandsUsec += commandUsec(b, rdb, topLevel...)
-				u1 := serverUsec(b, rdb)
-				t1 := time.Now()
-				if _, err := rdb.Do(ctx, raw(ks)...).Result(); err != nil {
-					b.Fatal(err)
-				}
-				direct += time.Since(t1)
-				directUsec += serverUsec(b, rdb) - u1
 				n++
 			}
 			keysMoved := float64(n * benchBatch)
-			b.ReportMetric(keysMoved/filter.Seconds(), "keys/s")
-			b.ReportMetric(keysMoved/direct.Seconds(), "raw-keys/s")
-			b.ReportMetric(direct.Seconds()/filter.Seconds(), "vs-raw")
-			b.ReportMetric(filterUsec*1000/keysMoved, "server-ns/key")
-			b.ReportMetric(directUsec*1000/keysMoved, "raw-server-ns/key")
-			b.ReportMetric(commandsUsec*1000/keysMoved, "commandstats-ns/key")
+			for i, prefix := range []string{"", "raw-", "lua-"} {
+				s := sides[i]
+				b.ReportMetric(keysMoved/s.elapsed.Seconds(), prefix+"keys/s")
+				b.ReportMetric(s.statsUsec*1000/keysMoved, prefix+"commandstats-ns/key")
+				b.ReportMetric(s.cpuUs*1000/keysMoved, prefix+"cpu-ns/key")
+			}
+			b.ReportMetric(sides[1].elapsed.Seconds()/sides[0].elapsed.Seconds(), "vs-raw")
+			b.ReportMetric(sides[0].statsUsec/sides[2].statsUsec, "vs-lua-commandstats")
 		})
 	}
 }
@@ -260,26 +286,98 @@ func BenchmarkVsRawBitfield(b *testing.B) {
 // getting the bits of keys in f's bitmap, as the filter would.
 func rawBitfield(f *redisfilter.Filter[string], set bool) func(keys []string) []any {
 	key := f.Keys()[0]
-	var idx []int64
 	return func(keys []string) []any {
 		args := []any{"BITFIELD", key}
 		if !set {
 			args[0] = "BITFIELD_RO"
 		}
-		for _, k := range keys {
-			h1, h2 := strategy.Sum128(funnel.String, k)
-			idx = f.Strategy().AppendIndexes(idx[:0], h1, h2, f.NumHashFunctions(), f.BitSize())
-			for _, i := range idx {
-				if set {
-					args = append(args, "SET", "u1", i^63, 1)
-				} else {
-					args = append(args, "GET", "u1", i^63)
-				}
+		for _, i := range redisOffsets(f, keys) {
+			if set {
+				args = append(args, "SET", "u1", i, 1)
+			} else {
+				args = append(args, "GET", "u1", i)
 			}
 		}
 		return args
 	}
 }
+
+// redisOffsets returns the Redis bit offsets of the bits of keys in f's
+// unsharded bitmap, k per key: Guava's bit i of a word is Redis's bit 63-i.
+func redisOffsets(f *redisfilter.Filter[string], keys []string) []int64 {
+	var idx []int64
+	for _, k := range keys {
+		h1, h2 := strategy.Sum128(funnel.String, k)
+		idx = f.Strategy().AppendIndexes(idx, h1, h2, f.NumHashFunctions(), f.BitSize())
+	}
+	for j := range idx {
+		idx[j] ^= 63
+	}
+	return idx
+}
+
+// luaBits returns a function that makes the EVALSHA command with which the
+// releases before sharding set or tested the bits of keys in f's bitmap: a
+// script that checks the config and the bitmap's length and then calls
+// GETBIT (and SETBIT for a bit not set yet) once per bit, stopping a test at
+// a value's first bit not set.
+func luaBits(b *testing.B, rdb *redis.Client, f *redisfilter.Filter[string], set bool) func(keys []string) []any {
+	cfgKey, key := f.ConfigKeys()[0], f.Keys()[0]
+	cfg, err := rdb.Get(context.Background(), cfgKey).Result()
+	require.NoError(b, err)
+	script := luaContains
+	if set {
+		script = luaPut
+	}
+	sha, err := rdb.ScriptLoad(context.Background(), script).Result()
+	require.NoError(b, err)
+	k := int(f.NumHashFunctions())
+	return func(keys []string) []any {
+		args := []any{"EVALSHA", sha, 2, cfgKey, key, cfg, f.BitSize() / 8, k}
+		for _, i := range redisOffsets(f, keys) {
+			args = append(args, i)
+		}
+		return args
+	}
+}
+
+// luaCheck, luaPut and luaContains are the scripts of the releases before
+// sharding, for a filter that is not windowed.
+const luaCheck = `
+local cfg = redis.call('GET', KEYS[1])
+if cfg ~= ARGV[1] then return redis.error_reply('MITZBLOOM_MISMATCH') end
+if redis.call('STRLEN', KEYS[2]) ~= tonumber(ARGV[2]) then return redis.error_reply('MITZBLOOM_LOST') end
+local k = tonumber(ARGV[3])
+local out = {}
+`
+
+const luaPut = "#!lua\n" + luaCheck + `
+for v = 1, (#ARGV - 3) / k do
+  local changed = '0'
+  for j = 3 + (v - 1) * k + 1, 3 + v * k do
+    if redis.call('GETBIT', KEYS[2], ARGV[j]) == 0 then
+      redis.call('SETBIT', KEYS[2], ARGV[j], '1')
+      changed = '1'
+    end
+  end
+  out[v] = changed
+end
+return table.concat(out)
+`
+
+const luaContains = "#!lua flags=no-writes\n" + luaCheck + `
+for v = 1, (#ARGV - 3) / k do
+  local found = '1'
+  for j = 3 + (v - 1) * k + 1, 3 + v * k do
+    if redis.call('GETBIT', KEYS[2], ARGV[j]) == 0 then
+      found = '0'
+      break
+    end
+  end
+  out[v] = found
+end
+return table.concat(out)
+`
 
 // serverUsec returns the CPU time, in microseconds, of the server's main
 // thread, which runs every command: differences of it are the server time
@@ -287,9 +385,17 @@ func rawBitfield(f *redisfilter.Filter[string], set bool) func(keys []string) []
 // (INFO commandstats counts the commands a script or a transaction runs
 // both by themselves and within it).
 func serverUsec(b *testing.B, rdb *redis.Client) float64 {
-	info, err := rdb.Info(context.Background(), "cpu").Result()
+	usec, err := mainThreadUsec(context.Background(), rdb)
 	if err != nil {
 		b.Fatal(err)
+	}
+	return usec
+}
+
+func mainThreadUsec(ctx context.Context, rdb *redis.Client) (float64, error) {
+	info, err := rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, err
 	}
 	var total float64
 	for line := range strings.Lines(info) {
@@ -299,7 +405,22 @@ func serverUsec(b *testing.B, rdb *redis.Client) float64 {
 			total += sec * 1e6
 		}
 	}
-	return total
+	return total, nil
+}
+
+// mastersUsec returns serverUsec of every master of rdb, by address.
+func mastersUsec(b *testing.B, rdb *redis.ClusterClient) map[string]float64 {
+	var mu sync.Mutex
+	usec := map[string]float64{}
+	err := rdb.ForEachMaster(context.Background(), func(ctx context.Context, node *redis.Client) error {
+		u, err := mainThreadUsec(ctx, node)
+		mu.Lock()
+		defer mu.Unlock()
+		usec[node.Options().Addr] = u
+		return err
+	})
+	require.NoError(b, err)
+	return usec
 }
 
 // commandUsec returns the microseconds INFO commandstats counts for the
@@ -330,17 +451,30 @@ func commandUsec(b *testing.B, rdb *redis.Client, names ...string) float64 {
 // checks and BITFIELD_RO.
 var topLevel = []string{"exec", "get", "strlen", "bitfield_ro", "zscore", "evalsha", "evalsha_ro"}
 
-// BenchmarkClusterSharded compares a filter of 19 shards with one of one
-// string on the CI cluster, 4 goroutines each running batches of 256 keys,
-// alternating the two, and reports the sharded filter's keys/s over the
-// unsharded one's ("speedup").
+// BenchmarkClusterSharded compares a filter of 6 shards of 200 KiB, and one
+// of 19 shards of 64 KiB, with the same filter in one string on the CI
+// cluster, 4 goroutines each running batches of 256 keys
+// (reads of keys half of which were put), alternating the two, and reports
+// the sharded filter's keys/s over the unsharded one's ("speedup"). It also
+// reports the main-thread CPU time per key of the busiest master for each
+// ("busiest-cpu-ns/key"), and their ratio ("node-bound-speedup"): the
+// speedup where every node has a core of its own and the busiest one is the
+// bottleneck, which this 2-core machine, running the client and six servers,
+// cannot show directly.
 func BenchmarkClusterSharded(b *testing.B) {
-	for _, put := range []bool{true, false} {
+	for _, bench := range []struct {
+		put    bool
+		shards int
+	}{{true, 6}, {true, 19}, {false, 6}, {false, 19}} {
+		put, shardBytes := bench.put, int64(200<<10)
+		if bench.shards == 19 {
+			shardBytes = 64 << 10
+		}
 		name := "MightContainMany"
 		if put {
 			name = "PutMany"
 		}
-		b.Run(name, func(b *testing.B) {
+		b.Run(fmt.Sprintf("%s/shards=%d", name, bench.shards), func(b *testing.B) {
 			rdb := sharedCluster(b)
 			ctx := context.Background()
 			open := func(opts ...redisfilter.Option) *redisfilter.Filter[string] {
@@ -349,13 +483,32 @@ func BenchmarkClusterSharded(b *testing.B) {
 				b.Cleanup(func() { f.Delete(context.Background()) })
 				return f
 			}
-			one, sharded := open(), open(redisfilter.WithShardBytes(64<<10))
+			one, sharded := open(), open(redisfilter.WithShardBytes(shardBytes))
+			require.Len(b, sharded.Keys(), bench.shards)
 			keys := make([]string, 64*benchBatch)
 			r := rand.New(rand.NewPCG(9, 10))
 			for i := range keys {
 				keys[i] = fmt.Sprintf("user:%d", r.Uint64())
 			}
+			if !put {
+				for _, f := range []*redisfilter.Filter[string]{one, sharded} {
+					require.NoError(b, f.PutMany(ctx, keys[:len(keys)/2]))
+				}
+			}
+			var busiest [2]float64 // µs, of one and sharded
 			run := func(f *redisfilter.Filter[string]) time.Duration {
+				before := mastersUsec(b, rdb)
+				defer func() {
+					after, i := mastersUsec(b, rdb), 0
+					if f == sharded {
+						i = 1
+					}
+					var most float64
+					for addr, usec := range after {
+						most = max(most, usec-before[addr])
+					}
+					busiest[i] += most
+				}()
 				t0 := time.Now()
 				var wg sync.WaitGroup
 				for g := range 4 {
@@ -386,6 +539,10 @@ func BenchmarkClusterSharded(b *testing.B) {
 			b.ReportMetric(tOne.Seconds()/tSharded.Seconds(), "speedup")
 			b.ReportMetric(float64(b.N*len(keys))/tSharded.Seconds(), "sharded-keys/s")
 			b.ReportMetric(float64(b.N*len(keys))/tOne.Seconds(), "one-keys/s")
+			keysMoved := float64(b.N * len(keys))
+			b.ReportMetric(busiest[0]*1000/keysMoved, "one-busiest-cpu-ns/key")
+			b.ReportMetric(busiest[1]*1000/keysMoved, "sharded-busiest-cpu-ns/key")
+			b.ReportMetric(busiest[0]/busiest[1], "node-bound-speedup")
 		})
 	}
 }

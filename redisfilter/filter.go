@@ -91,9 +91,11 @@ func (f *Filter[T]) PutMany(ctx context.Context, vs []T) error {
 }
 
 // MightContainMany appends to dst, for each value of vs in order, whether it
-// might have been put in f, and returns the extended slice. It makes one
-// round trip per node for batches of up to ⌊65536/k⌋ values. On error it returns dst
-// unchanged.
+// might have been put in f, and returns the extended slice. For batches of
+// up to ⌊65536/k⌋ values it makes one round trip per node, or two from 16
+// values on: the first bit of every value, then the other bits of those
+// whose first bit is set (see the package documentation). On error it
+// returns dst unchanged.
 func (f *Filter[T]) MightContainMany(ctx context.Context, dst []bool, vs []T) ([]bool, error) {
 	return f.c.eval(ctx, "mightContainMany", target{}, vs, dst)
 }

@@ -193,7 +193,7 @@ func TestPutAndMightContain(t *testing.T) {
 		local, err := bloom.New(funnel.String, 20000, 0.01)
 		require.NoError(t, err)
 
-		// 16 scripts of ⌊4096/7⌋ = 585 values make a round trip: 20000 values
+		// 16 BITFIELDs of ⌊4096/7⌋ = 585 values make a round trip: 20000 values
 		// take three, the last of them partial.
 		values := randomStrings(r, 20000)
 		probes := randomStrings(r, 20000, values)

@@ -32,6 +32,26 @@ func openSharded(ctx context.Context, t *testing.T, rdb redis.UniversalClient, n
 	return f
 }
 
+// openShardedWindow opens a window of two generations of a minute for n
+// strings at p = 0.01 in shards of shardBytes, whose keys of the current
+// generation and the next it deletes at the end of the test, and returns it
+// with its current generation.
+func openShardedWindow(ctx context.Context, t *testing.T, rdb redis.UniversalClient, clock bloom.Clock, n, shardBytes int64) (*redisfilter.Windowed[string], int64) {
+	t.Helper()
+	w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, n, 0.01, time.Minute, 2,
+		redisfilter.WithClock(clock), redisfilter.WithShardBytes(shardBytes))
+	require.NoError(t, err)
+	gen := w.Generation(clock.Now())
+	t.Cleanup(func() {
+		for _, keys := range [][]string{w.Keys(gen), w.Keys(gen + 1), w.ConfigKeys()} {
+			for _, k := range keys {
+				rdb.Del(context.Background(), k, strings.TrimSuffix(k, ":config")+":generations")
+			}
+		}
+	})
+	return w, gen
+}
+
 // concatenated returns the values of keys, concatenated.
 func concatenated(ctx context.Context, t *testing.T, rdb redis.UniversalClient, keys []string) []byte {
 	t.Helper()
@@ -280,17 +300,7 @@ func TestShardedWindow(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := testContext(t)
 		clock := bloom.NewManualClock(time.Now())
-		w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, 300_000, 0.01, time.Minute, 2,
-			redisfilter.WithClock(clock), redisfilter.WithShardBytes(shardBytes))
-		require.NoError(t, err)
-		gen := w.Generation(clock.Now())
-		t.Cleanup(func() {
-			for _, keys := range [][]string{w.Keys(gen), w.Keys(gen + 1), w.ConfigKeys()} {
-				for _, k := range keys {
-					rdb.Del(context.Background(), k, strings.TrimSuffix(k, ":config")+":generations")
-				}
-			}
-		})
+		w, gen := openShardedWindow(ctx, t, rdb, clock, 300_000, shardBytes)
 		require.Len(t, w.Keys(gen), 6)
 		r := rand.New(rand.NewPCG(37, 38))
 		first, second := randomStrings(r, 300), randomStrings(r, 300)
@@ -406,4 +416,71 @@ func TestReplicaReads(t *testing.T) {
 	t.Logf("BITFIELD_RO calls: %v", calls)
 	assert.Positive(t, calls["replica"], "no read reached a replica")
 	assert.Zero(t, calls["master"], "reads reached masters")
+}
+
+// TestReadSteps reads a filter full enough that a value not put often has
+// its first bit set, in batches of every size around the one from which a
+// read is made in two steps, sharded and windowed, and compares every answer
+// with local filters of the same puts.
+func TestReadSteps(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		const n = 20_000 // 23,968 bytes: 6 shards of 4 KiB
+		r := rand.New(rand.NewPCG(39, 40))
+		values := randomStrings(r, n)
+		probes := randomStrings(r, n, values)
+		var mixed []string
+		put := map[string]bool{}
+		for i := range 2000 {
+			mixed = append(mixed, values[i], probes[i])
+			put[values[i]] = true
+		}
+		check := func(t *testing.T, read func([]string) ([]bool, error), want func(string) bool) {
+			falsePositives := 0
+			for _, size := range []int{1, 15, 16, 17, 1000, len(mixed)} {
+				batch := mixed[:min(len(mixed), 20*size)]
+				for start := 0; start < len(batch); start += size {
+					vs := batch[start:min(len(batch), start+size)]
+					got, err := read(vs)
+					require.NoError(t, err)
+					require.Len(t, got, len(vs))
+					for i, v := range vs {
+						require.Equal(t, want(v), got[i], "batches of %d: %q", size, v)
+						if got[i] && !put[v] {
+							falsePositives++
+						}
+					}
+				}
+			}
+			assert.Positive(t, falsePositives, "no false positive: the filter is too empty to test much")
+		}
+
+		t.Run("filter", func(t *testing.T) {
+			f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, n, 0.01, redisfilter.WithShardBytes(4096))
+			require.NoError(t, err)
+			t.Cleanup(func() { f.Delete(context.Background()) })
+			require.Len(t, f.Keys(), 6)
+			local, err := bloom.New(funnel.String, n, 0.01)
+			require.NoError(t, err)
+			local.PutMany(values)
+			require.NoError(t, f.PutMany(ctx, values))
+			check(t, func(vs []string) ([]bool, error) { return f.MightContainMany(ctx, nil, vs) }, local.MightContain)
+		})
+
+		t.Run("window", func(t *testing.T) {
+			clock := bloom.NewManualClock(time.Now())
+			w, _ := openShardedWindow(ctx, t, rdb, clock, n, 4096)
+			older, err := bloom.New(funnel.String, n, 0.01)
+			require.NoError(t, err)
+			newer := older.Copy()
+			half := len(values) / 2
+			older.PutMany(values[:half])
+			newer.PutMany(values[half:])
+			require.NoError(t, w.PutMany(ctx, values[:half]))
+			clock.Advance(time.Minute)
+			require.NoError(t, w.PutMany(ctx, values[half:]))
+			check(t, func(vs []string) ([]bool, error) { return w.MightContainMany(ctx, nil, vs) },
+				func(v string) bool { return older.MightContain(v) || newer.MightContain(v) })
+		})
+	})
 }
