@@ -59,8 +59,9 @@ type unit struct {
 // twoStepValues is the fewest values a read makes in two steps: first the
 // first bit of every value, then the other bits of the values whose first
 // bit is set. Guava stops at a value's first bit not set, and so does this:
-// a value not in a filter that is not full costs the server about one bit
-// instead of k, for a second round trip, which a batch this big pays for.
+// a value not in the filter costs the server one bit, or k if its first bit
+// happens to be set (as about half of them are in a full filter), instead
+// of k always, for a second round trip, which a batch this big pays for.
 const twoStepValues = 16
 
 // eval puts vs into the filter, or tests them, as t says, and appends one
