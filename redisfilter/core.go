@@ -545,10 +545,10 @@ func (c *core[T]) configKeys() []string {
 
 // delete removes the keys of each shard that keys returns, one DEL per
 // shard, pipelined.
-func (c *core[T]) delete(ctx context.Context, keys func(*shard) []string) error {
+func (c *core[T]) delete(ctx context.Context, keys func(s int) []string) error {
 	pipe := c.rdb.Pipeline()
 	for i := range c.shards {
-		pipe.Del(ctx, keys(&c.shards[i])...)
+		pipe.Del(ctx, keys(i)...)
 	}
 	_, err := pipe.Exec(ctx)
 	return c.wrap("delete", err)

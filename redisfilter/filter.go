@@ -136,7 +136,10 @@ func (f *Filter[T]) BitCount(ctx context.Context) (int64, error) {
 // same name, then return errors wrapping [ErrLost] until the filter is
 // opened again.
 func (f *Filter[T]) Delete(ctx context.Context) error {
-	return f.c.delete(ctx, func(s *shard) []string { return []string{s.key, s.cfgKey, s.holdKey} })
+	return f.c.delete(ctx, func(i int) []string {
+		s := &f.c.shards[i]
+		return []string{s.key, s.cfgKey, s.holdKey}
+	})
 }
 
 // BitSize returns the number of bits in f, a multiple of 64.

@@ -33,23 +33,15 @@ func openSharded(ctx context.Context, t *testing.T, rdb redis.UniversalClient, n
 }
 
 // openShardedWindow opens a window of two generations of a minute for n
-// strings at p = 0.01 in shards of shardBytes, whose keys of the current
-// generation and the next it deletes at the end of the test, and returns it
-// with its current generation.
+// strings at p = 0.01 in shards of shardBytes, deleted at the end of the
+// test, and returns it with its current generation.
 func openShardedWindow(ctx context.Context, t *testing.T, rdb redis.UniversalClient, clock bloom.Clock, n, shardBytes int64) (*redisfilter.Windowed[string], int64) {
 	t.Helper()
 	w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, n, 0.01, time.Minute, 2,
 		redisfilter.WithClock(clock), redisfilter.WithShardBytes(shardBytes))
 	require.NoError(t, err)
-	gen := w.Generation(clock.Now())
-	t.Cleanup(func() {
-		for _, keys := range [][]string{w.Keys(gen), w.Keys(gen + 1), w.ConfigKeys()} {
-			for _, k := range keys {
-				rdb.Del(context.Background(), k, strings.TrimSuffix(k, ":config")+":generations")
-			}
-		}
-	})
-	return w, gen
+	t.Cleanup(func() { w.Delete(context.Background()) })
+	return w, w.Generation(clock.Now())
 }
 
 // concatenated returns the values of keys, concatenated.

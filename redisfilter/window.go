@@ -178,6 +178,26 @@ func (w *Windowed[T]) NumHashFunctions() int { return w.c.k }
 // Strategy returns the strategy w maps hashes to bits with.
 func (w *Windowed[T]) Strategy() strategy.Strategy { return w.c.strategy }
 
+// Delete removes w's keys from Redis: its config, and the bitmap of every
+// generation recorded as created, in every shard. Calls on w, and on other
+// Windowed of the same name, then return errors wrapping [ErrLost] until the
+// window is opened again. A generation that another process creates while
+// Delete runs may be left behind, to expire.
+func (w *Windowed[T]) Delete(ctx context.Context) error {
+	pipe := w.c.rdb.Pipeline()
+	gens := make([]*redis.StringSliceCmd, len(w.c.shards))
+	for i, s := range w.c.shards {
+		gens[i] = pipe.ZRange(ctx, s.gensKey, 0, -1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return w.c.wrap("delete", err)
+	}
+	return w.c.delete(ctx, func(i int) []string {
+		s := &w.c.shards[i]
+		return append([]string{s.cfgKey, s.gensKey, s.holdKey}, gens[i].Val()...)
+	})
+}
+
 // ConfigKeys returns the Redis keys of w's parameters, one per shard:
 // {name}:config, or {name#s}:config for each shard s.
 func (w *Windowed[T]) ConfigKeys() []string { return w.c.configKeys() }

@@ -216,3 +216,37 @@ func TestWindowWrongKeys(t *testing.T) {
 		assert.ErrorIs(t, err, redisfilter.ErrMismatch, "a plain filter of a window's name")
 	})
 }
+
+// TestWindowDelete deletes a window with two generations, in one string and
+// in shards: no key of it is left, and calls then report ErrLost.
+func TestWindowDelete(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		for _, shards := range []int64{1, 3} {
+			t.Run(strconv.FormatInt(shards, 10), func(t *testing.T) {
+				ctx := testContext(t)
+				name := filterName(t)
+				clock := bloom.NewManualClock(time.Now())
+				opts := []redisfilter.Option{redisfilter.WithClock(clock)}
+				if shards > 1 {
+					opts = append(opts, redisfilter.WithShardBytes(4096))
+				}
+				w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 10_000, 0.01, time.Minute, 2, opts...)
+				require.NoError(t, err)
+				require.Len(t, w.ConfigKeys(), int(shards))
+				values := randomStrings(rand.New(rand.NewPCG(41, 42)), 1000)
+				require.NoError(t, w.PutMany(ctx, values[:500]))
+				clock.Advance(time.Minute)
+				require.NoError(t, w.PutMany(ctx, values[500:]))
+				pattern := "{" + name + "*"
+				require.NotEmpty(t, keysMatching(t, rdb, pattern))
+
+				require.NoError(t, w.Delete(ctx))
+				assert.Empty(t, keysMatching(t, rdb, pattern), "keys left after Delete")
+				_, err = w.MightContainMany(ctx, nil, values)
+				assert.ErrorIs(t, err, redisfilter.ErrLost, "MightContainMany after Delete")
+				assert.ErrorIs(t, w.PutMany(ctx, values), redisfilter.ErrLost, "PutMany after Delete")
+				assert.Empty(t, keysMatching(t, rdb, pattern), "a Put after Delete left a key")
+			})
+		}
+	})
+}
