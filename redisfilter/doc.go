@@ -42,7 +42,10 @@
 // beside its own {name#s}:config and {name#s}:hold, so that each shard
 // checks its parameters within its own slot. The shards' tags are chosen so
 // that no two shards share a slot (while there are at most 16384), and a
-// cluster spreads them, their memory and their work, over its nodes. Without
+// cluster spreads them, their memory and their work, over its nodes: for up
+// to 256 shards, shard s of n is in the s-th of n equal ranges of slots, so
+// that masters serving equal ranges of slots, as redis-cli --cluster create
+// and rebalance leave them, hold equal numbers of shards (±1). Without
 // WithShardBytes, shards are of 16 MiB, which Redis creates in about 10 ms
 // each; a filter can have up to Guava's 2³¹−1 words (16 GiB). The values of
 // [Filter.Keys], concatenated, are Guava's words, and [Filter.Snapshot]

@@ -40,26 +40,57 @@ func (s *shard) genKey(gen int64) string {
 	return "{" + s.tag + "}:" + strconv.FormatInt(gen, 10)
 }
 
+// evenShards is the most shards whose slots layout spaces evenly: with n
+// shards, the 16384 slots are cut into n equal ranges, and each shard gets a
+// slot in a range of its own, shard s in range k₀+s (mod n), where k₀ is the
+// range of shard 0's slot. So a cluster whose masters serve equal ranges of
+// slots, as redis-cli --cluster create and rebalance make them, serves equal
+// numbers of shards on each (±1). Finding such a slot takes about n tries
+// per shard. Beyond, n² would be too many for every Open, and the shards'
+// random slots spread evenly enough by their number.
+const evenShards = 256
+
 // layout cuts a filter of bitSize bits into shards of shardBytes bytes (the
 // last may be shorter), with hash tags that put each in its own cluster slot
 // while there are at most as many shards as slots. A filter of one shard has
-// the tag name, the keys {name} and {name}:config; shard s of more has the
-// tag name#s, or name#s.j for the first j whose slot no earlier shard has.
+// the tag name, the keys {name} and {name}:config; shard 0 of more has the
+// tag name#0, whatever the number of shards, so that processes that open a
+// filter with different shard sizes meet at its config; shard s > 0 has the
+// tag name#s, or name#s.j for the first j whose slot is in the shard's range
+// (see evenShards) or, for more shards than that, no earlier shard has.
 // Every process derives the same tags from the name and the size.
 func layout(name string, bitSize, shardBytes int64) []shard {
 	shardBits := shardBytes * 8
 	n := (bitSize + shardBits - 1) / shardBits
 	shards := make([]shard, n)
 	used := make(map[uint16]bool, n)
+	// rangeStart returns the first slot of range k of n.
+	rangeStart := func(k int64) int64 { return k * clusterSlots / n }
+	k0 := int64(keySlot(name+"#0")) * n / clusterSlots
+	if int64(keySlot(name+"#0")) >= rangeStart(k0+1) {
+		k0++
+	}
+	var buf []byte
 	for i := range shards {
 		tag := name
 		if n > 1 {
+			fits := func(slot uint16) bool {
+				if used[slot] {
+					return false
+				}
+				k := (k0 + int64(i)) % n
+				return n > evenShards || i == 0 || int64(slot) >= rangeStart(k) && int64(slot) < rangeStart(k+1)
+			}
 			base := name + "#" + strconv.Itoa(i)
 			tag = base
 			slot := keySlot(tag)
-			for j := 1; used[slot] && len(used) < clusterSlots; j++ {
-				tag = base + "." + strconv.Itoa(j)
-				slot = keySlot(tag)
+			prefix := crc16(0, base+".")
+			for j := int64(1); !fits(slot) && len(used) < clusterSlots; j++ {
+				buf = strconv.AppendInt(buf[:0], j, 10)
+				slot = crc16(prefix, buf) % clusterSlots
+				if fits(slot) {
+					tag = base + "." + string(buf)
+				}
 			}
 			used[slot] = true
 		}
@@ -97,10 +128,12 @@ func shardBytesFor(nbytes, asked int64) (int64, error) {
 
 // keySlot returns the Redis Cluster hash slot of a hash tag: CRC16
 // (XMODEM) of it, modulo 16384.
-func keySlot(tag string) uint16 {
-	var crc uint16
-	for i := 0; i < len(tag); i++ {
-		crc ^= uint16(tag[i]) << 8
+func keySlot(tag string) uint16 { return crc16(0, tag) % clusterSlots }
+
+// crc16 returns the CRC16 (XMODEM) of the bytes that gave crc followed by s.
+func crc16[S ~string | ~[]byte](crc uint16, s S) uint16 {
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
 		for range 8 {
 			if crc&0x8000 != 0 {
 				crc = crc<<1 ^ 0x1021
@@ -109,5 +142,5 @@ func keySlot(tag string) uint16 {
 			}
 		}
 	}
-	return crc % clusterSlots
+	return crc
 }

@@ -264,27 +264,53 @@ func TestShardMismatch(t *testing.T) {
 }
 
 // TestShardSlots checks that the shards of a filter are in distinct slots,
-// on more than one master, each with its config in its slot.
+// each with its config in its slot: for 19 shards, each in its own of 19
+// equal ranges of slots, so that the cluster's 3 masters, which serve
+// equal ranges, hold 5 to 7 each (a shard whose range straddles two masters
+// may go to either); for 293, more than evenShards, distinct slots on every
+// master.
 func TestShardSlots(t *testing.T) {
 	rdb := sharedCluster(t)
 	ctx := testContext(t)
-	f := openSharded(ctx, t, rdb, filterName(t), 1_000_000) // 19 shards
-	slots := map[int64]bool{}
-	nodes := map[string]bool{}
-	for i, key := range f.Keys() {
-		slot, err := rdb.ClusterKeySlot(ctx, key).Result()
-		require.NoError(t, err)
-		cfgSlot, err := rdb.ClusterKeySlot(ctx, f.ConfigKeys()[i]).Result()
-		require.NoError(t, err)
-		assert.Equal(t, slot, cfgSlot, "shard %d's config is in another slot", i)
-		assert.False(t, slots[slot], "shard %d shares slot %d", i, slot)
-		slots[slot] = true
-		node, err := rdb.MasterForKey(ctx, key)
-		require.NoError(t, err)
-		nodes[node.Options().Addr] = true
+	for _, c := range []struct {
+		shards     int
+		shardBytes int64
+	}{{19, shardBytes}, {293, 4096}} {
+		t.Run(fmt.Sprint(c.shards), func(t *testing.T) {
+			f := openSharded(ctx, t, rdb, filterName(t), 1_000_000, redisfilter.WithShardBytes(c.shardBytes))
+			require.Len(t, f.Keys(), c.shards)
+			slots := map[int64]bool{}
+			perMaster := map[string]int{}
+			var k0 int64 // the range of shard 0's slot
+			for i, key := range f.Keys() {
+				slot, err := rdb.ClusterKeySlot(ctx, key).Result()
+				require.NoError(t, err)
+				cfgSlot, err := rdb.ClusterKeySlot(ctx, f.ConfigKeys()[i]).Result()
+				require.NoError(t, err)
+				assert.Equal(t, slot, cfgSlot, "shard %d's config is in another slot", i)
+				assert.False(t, slots[slot], "shard %d shares slot %d", i, slot)
+				slots[slot] = true
+				if c.shards == 19 {
+					for i == 0 && slot >= (k0+1)*16384/19 {
+						k0++
+					}
+					k := (k0 + int64(i)) % 19
+					lo, hi := k*16384/19, (k+1)*16384/19
+					assert.True(t, slot >= lo && slot < hi, "shard %d in slot %d, not in range %d, [%d, %d)", i, slot, k, lo, hi)
+				}
+				node, err := rdb.MasterForKey(ctx, key)
+				require.NoError(t, err)
+				perMaster[node.Options().Addr]++
+			}
+			t.Logf("%d shards in %d slots, per master %v", len(f.Keys()), len(slots), perMaster)
+			require.Len(t, perMaster, 3, "shards on every master")
+			if c.shards == 19 {
+				for addr, n := range perMaster {
+					assert.True(t, n >= 5 && n <= 7, "master %s holds %d of 19 shards", addr, n)
+				}
+			}
+		})
 	}
-	t.Logf("%d shards in %d slots on %d masters", len(f.Keys()), len(slots), len(nodes))
-	assert.Greater(t, len(nodes), 1, "every shard is on one master")
 }
 
 // TestShardedWindow runs a window of sharded generations.
@@ -373,7 +399,7 @@ func TestReplicaReads(t *testing.T) {
 	require.NoError(t, f.PutMany(ctx, values))
 	// Replication is asynchronous: wait until every replica has the puts.
 	require.NoError(t, rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		return node.Do(ctx, "WAIT", 1, 5000).Err()
+		return node.Do(ctx, "WAIT", 1, 2000).Err()
 	}))
 	// A client keeps the slot map it first loaded, which right after the
 	// cluster formed may list no replica; ForEachShard reloads it.
