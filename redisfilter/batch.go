@@ -184,7 +184,7 @@ func (c *core[T]) unit(s *shard, ents []entry, t target) *unit {
 		keys := []any{3, s.cfgKey, key, s.holdKey}
 		if t.windowed {
 			key, expireAt = s.genKey(t.gens[0]), t.expireAt
-			keys = []any{4, s.cfgKey, key, s.holdKey, s.gensKey}
+			keys = []any{4, s.cfgKey, s.gensKey, key, s.holdKey}
 		}
 		guard := append([]any{"EVAL", guardScript}, keys...)
 		guard = append(guard, c.cfg, s.nbytes(), expireAt)

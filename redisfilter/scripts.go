@@ -58,65 +58,54 @@ end
 }
 
 // guardScript guards the BITFIELD of a Put, which it precedes in a
-// MULTI/EXEC transaction, followed by unguardScript. It checks the config
-// KEYS[1] against ARGV[1] and the bitmap KEYS[2] (a generation, for a
-// window) against its size ARGV[2]; for a window (ARGV[3], the Unix time in
-// milliseconds at which the generation expires, is not '0') it creates a
-// generation that was never created or expired, recording it in the sorted
-// set KEYS[4] with the same expiry, so that its loss is told from its
-// absence. If the filter is not as this process opened it, it moves the
-// bitmap to KEYS[3] (a key that Open creates beside the config, so that a
-// Put names no missing key, which Redis Cluster refuses with TRYAGAIN while
-// a slot migrates) and leaves a hash in its place, on which the BITFIELD
-// fails with WRONGTYPE, and returns the error: a lost bitmap is never
-// re-created piecemeal by a Put, and a filter re-created with other
-// parameters never gets this one's bits. unguardScript puts the bitmap back.
-// It is sent with EVAL, not EVALSHA: a script unknown to the server would
-// fail, within the transaction, and leave the BITFIELD unguarded.
-var guardScript = writes + `
-local function fail(msg)
+// MULTI/EXEC transaction, followed by unguardScript. Its keys are those of
+// scriptPrelude, which checks the config, followed by the bitmap (a
+// generation, for a window: ARGV[3], the Unix time in milliseconds at which
+// it expires, is not '0') and the key Open creates beside the config for
+// the guard (so that a Put names no missing key, which Redis Cluster refuses
+// with TRYAGAIN while a slot migrates). It checks the bitmap against its
+// size ARGV[2]; for a window it creates a generation that was never created
+// or expired, recording it in the sorted set KEYS[2] with the same expiry,
+// so that its loss is told from its absence. If the filter is not as this
+// process opened it, it moves the bitmap to the guard's key and leaves a
+// hash in its place, on which the BITFIELD fails with WRONGTYPE, and returns
+// the error: a lost bitmap is never re-created piecemeal by a Put, and a
+// filter re-created with other parameters never gets this one's bits.
+// unguardScript puts the bitmap back. It is sent with EVAL, not EVALSHA: a
+// script unknown to the server would fail, within the transaction, and
+// leave the BITFIELD unguarded.
+var guardScript = scriptPrelude(writes, `
   local moved = 'none'
-  if redis.call('EXISTS', KEYS[2]) == 1 then
-    redis.call('RENAME', KEYS[2], KEYS[3])
+  if redis.call('EXISTS', KEYS[#KEYS - 1]) == 1 then
+    redis.call('RENAME', KEYS[#KEYS - 1], KEYS[#KEYS])
     moved = 'moved'
   end
-  redis.call('HSET', KEYS[2], 'mitzbloom-guard', moved)
-  return redis.error_reply(msg)
+  redis.call('HSET', KEYS[#KEYS - 1], 'mitzbloom-guard', moved)`) + `
+local key = KEYS[#KEYS - 1]
+local len = redis.pcall('STRLEN', key)
+if type(len) == 'table' then return fail('MITZBLOOM_NOTFILTER ' .. key .. ': ' .. len.err) end
+local err = check(key, len, ARGV[3] ~= '0')
+if err then return fail(err) end
+if len == 0 then
+  local t = redis.call('TIME')
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  redis.call('SETRANGE', key, nbytes - 1, '\0')
+  redis.call('PEXPIREAT', key, ARGV[3])
+  redis.call('ZADD', KEYS[2], ARGV[3], key)
 end
-local cfg = redis.pcall('GET', KEYS[1])
-if type(cfg) == 'table' then return fail(cfg.err) end
-if cfg ~= ARGV[1] then
-  if not cfg then return fail('MITZBLOOM_LOST config key ' .. KEYS[1] .. ' is missing') end
-  return fail('MITZBLOOM_MISMATCH ' .. cfg)
-end
-local nbytes = tonumber(ARGV[2])
-local len = redis.pcall('STRLEN', KEYS[2])
-if type(len) == 'table' then return fail('MITZBLOOM_NOTFILTER ' .. KEYS[2] .. ': ' .. len.err) end
-if len == nbytes then return 1 end
-if len ~= 0 then return fail('MITZBLOOM_NOTFILTER ' .. KEYS[2] .. ' holds ' .. len .. ' bytes, want ' .. nbytes) end
-if ARGV[3] == '0' then return fail('MITZBLOOM_LOST bitmap ' .. KEYS[2] .. ' is missing') end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local expires = redis.call('ZSCORE', KEYS[4], KEYS[2])
-if expires and now < tonumber(expires) then
-  return fail('MITZBLOOM_LOST window generation ' .. KEYS[2] .. ' is missing before its expiry')
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-redis.call('SETRANGE', KEYS[2], nbytes - 1, '\0')
-redis.call('PEXPIREAT', KEYS[2], ARGV[3])
-redis.call('ZADD', KEYS[4], ARGV[3], KEYS[2])
 return 1
 `
 
 // unguardScript ends a Put's transaction: it undoes what guardScript did if
 // it failed, with the same keys.
 var unguardScript = writes + `
-if redis.call('TYPE', KEYS[2]).ok == 'hash' then
-  local moved = redis.call('HGET', KEYS[2], 'mitzbloom-guard')
-  if moved then redis.call('DEL', KEYS[2]) end
+local key, hold = KEYS[#KEYS - 1], KEYS[#KEYS]
+if redis.call('TYPE', key).ok == 'hash' then
+  local moved = redis.call('HGET', key, 'mitzbloom-guard')
+  if moved then redis.call('DEL', key) end
   if moved == 'moved' then
-    redis.call('RENAME', KEYS[3], KEYS[2])
-    redis.call('SET', KEYS[3], 'mitzbloom')
+    redis.call('RENAME', hold, key)
+    redis.call('SET', hold, 'mitzbloom')
   end
 end
 return 1

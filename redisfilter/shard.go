@@ -66,20 +66,19 @@ func layout(name string, bitSize, shardBytes int64) []shard {
 	used := make(map[uint16]bool, n)
 	// rangeStart returns the first slot of range k of n.
 	rangeStart := func(k int64) int64 { return k * clusterSlots / n }
-	k0 := int64(keySlot(name+"#0")) * n / clusterSlots
-	if int64(keySlot(name+"#0")) >= rangeStart(k0+1) {
+	slot0 := int64(keySlot(name + "#0"))
+	k0 := slot0 * n / clusterSlots
+	if slot0 >= rangeStart(k0+1) {
 		k0++
 	}
 	var buf []byte
 	for i := range shards {
 		tag := name
 		if n > 1 {
+			k := (k0 + int64(i)) % n
+			lo, hi := rangeStart(k), rangeStart(k+1)
 			fits := func(slot uint16) bool {
-				if used[slot] {
-					return false
-				}
-				k := (k0 + int64(i)) % n
-				return n > evenShards || i == 0 || int64(slot) >= rangeStart(k) && int64(slot) < rangeStart(k+1)
+				return !used[slot] && (n > evenShards || i == 0 || lo <= int64(slot) && int64(slot) < hi)
 			}
 			base := name + "#" + strconv.Itoa(i)
 			tag = base
