@@ -145,11 +145,11 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 	if err != nil {
 		return nil, err
 	}
-	clock := s.cfg.clock
+	clock := s.cfg.Clock
 	if clock == nil {
 		return nil, fmt.Errorf("%w: clock is nil", ErrInvalidArgument)
 	}
-	if s.cfg.plainWrites {
+	if s.cfg.PlainWrites {
 		return nil, fmt.Errorf("%w: WithUnsynchronizedWrites: a Rotating filter's generations are written by every goroutine that calls Put", ErrInvalidArgument)
 	}
 	// Like New, a generation for 0 values is sized for 1, and holds 1.
@@ -163,7 +163,7 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 		shardShift:         64 - shardBits, // a shift by 64 gives 0: one shard
 		shardLimit:         (n + 1<<shardBits - 1) >> shardBits,
 		funnel:             f,
-		strategy:           s.cfg.strategy,
+		strategy:           s.cfg.Strategy,
 		k:                  s.k,
 		words:              s.words,
 		expectedInsertions: n,

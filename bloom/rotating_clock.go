@@ -24,13 +24,6 @@ type Clock interface {
 	AfterFunc(d time.Duration, f func())
 }
 
-// systemClock is the Clock of time.Now and time.AfterFunc, the default.
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-func (systemClock) AfterFunc(d time.Duration, f func()) { time.AfterFunc(d, f) }
-
 // A ManualClock is a [Clock] whose time moves only when Advance is called,
 // for tests of code that uses a [Rotating]: a test can step through windows
 // without sleeping, and every rotation they cause has happened when Advance

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 	"github.com/mitzbloom/mitzbloom/internal/javamath"
+	"github.com/mitzbloom/mitzbloom/internal/options"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -20,20 +21,16 @@ const (
 // unsigned byte.
 const maxHashFunctions = 255
 
-// An Option configures [New], [Size], [NewRotating] or [ReadRotating].
-type Option func(config) config
-
-type config struct {
-	strategy    strategy.Strategy
-	legacyHashK bool
-	plainWrites bool
-	clock       Clock
-}
+// An Option configures [New], [Size], [NewRotating] or [ReadRotating]. The
+// filters that other packages of this project keep elsewhere, such as
+// redisfilter's, take the same Options, beside options of their own that
+// the functions of package bloom refuse.
+type Option func(options.Settings) options.Settings
 
 // WithStrategy selects the strategy that maps hashes to bits. The default is
 // [strategy.Murmur128Mitz64], as in all of Guava's public create methods.
 func WithStrategy(s strategy.Strategy) Option {
-	return func(c config) config { c.strategy = s; return c }
+	return func(o options.Settings) options.Settings { o.Strategy = s; return o }
 }
 
 // WithLegacyHashCount computes the number of hash functions as Guava 31.x
@@ -43,7 +40,7 @@ func WithStrategy(s strategy.Strategy) Option {
 // identical to those of a Java service on Guava 31.x. The default is current
 // Guava's rule.
 func WithLegacyHashCount() Option {
-	return func(c config) config { c.legacyHashK = true; return c }
+	return func(o options.Settings) options.Settings { o.LegacyHashCount = true; return o }
 }
 
 // WithUnsynchronizedWrites makes Put and PutMany set bits with plain memory
@@ -62,21 +59,22 @@ func WithLegacyHashCount() Option {
 // concurrent writers, PutAll it into a filter made without this option.
 // [NewRotating] rejects it: a Rotating filter is for concurrent use.
 func WithUnsynchronizedWrites() Option {
-	return func(c config) config { c.plainWrites = true; return c }
+	return func(o options.Settings) options.Settings { o.PlainWrites = true; return o }
 }
 
 // WithClock makes a [Rotating] tell time, and learn that a window has ended,
 // with c. The default is the system's clock, time.Now and time.AfterFunc;
 // tests pass a [ManualClock]. A Filter has no clock: New and Size ignore it.
+// A windowed filter in Redis (redisfilter.OpenWindowed) reads its Now.
 func WithClock(c Clock) Option {
-	return func(cfg config) config { cfg.clock = c; return cfg }
+	return func(o options.Settings) options.Settings { o.Clock = c; return o }
 }
 
 // sizing is what New builds: words 64-bit words and k hash functions.
 type sizing struct {
 	words int
 	k     int
-	cfg   config
+	cfg   options.Settings
 }
 
 // Size reports the bit size and the number of hash functions New would use
@@ -94,11 +92,9 @@ func Size(expectedInsertions int64, fpp float64, opts ...Option) (bitSize int64,
 }
 
 func size(n int64, p float64, opts []Option) (sizing, error) {
-	cfg := config{strategy: strategy.Murmur128Mitz64, clock: systemClock{}}
-	// Options take and return the config by value, so that it does not
-	// escape and Size allocates nothing.
-	for _, o := range opts {
-		cfg = o(cfg)
+	cfg := options.Apply(opts)
+	if len(cfg.Others) > 0 {
+		return sizing{}, fmt.Errorf("%w: %s is not an option of package bloom", ErrInvalidArgument, cfg.Others[0].Name)
 	}
 	// Guava's checks, in Guava's order and with its wording.
 	if n < 0 {
@@ -110,7 +106,7 @@ func size(n int64, p float64, opts []Option) (sizing, error) {
 	if !(p < 1) {
 		return sizing{}, fmt.Errorf("%w: false positive probability (%s) must be < 1.0", ErrInvalidArgument, javamath.FormatDouble(p))
 	}
-	if cfg.strategy == nil {
+	if cfg.Strategy == nil {
 		return sizing{}, fmt.Errorf("%w: strategy is nil", ErrInvalidArgument)
 	}
 	if n == 0 {
@@ -119,7 +115,7 @@ func size(n int64, p float64, opts []Option) (sizing, error) {
 	logP := javamath.Log(p)
 	numBits := javamath.DoubleToLong(float64(-n) * logP / ln2sq)
 	var k int
-	if cfg.legacyHashK {
+	if cfg.LegacyHashCount {
 		k = javaHashCount(float64(numBits) / float64(n) * ln2)
 	} else {
 		k = javaHashCount(-logP / ln2)

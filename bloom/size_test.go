@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/options"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -94,6 +97,23 @@ func TestSizeErrors(t *testing.T) {
 	_, _, err := bloom.Size(10, 0.01, bloom.WithStrategy(nil))
 	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
 	assert.ErrorContains(t, err, "strategy is nil")
+}
+
+// TestSizeRefusesOthersOptions checks that an option of a package built on
+// bloom, such as redisfilter.WithShardBytes, is refused by name rather than
+// ignored, by Size and so by New and NewRotating.
+func TestSizeRefusesOthersOptions(t *testing.T) {
+	shardBytes := bloom.Option(func(s options.Settings) options.Settings {
+		s.Others = append(s.Others, options.Other{Name: "redisfilter.WithShardBytes", Value: 64})
+		return s
+	})
+	_, _, err := bloom.Size(1000, 0.01, bloom.WithLegacyHashCount(), shardBytes)
+	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "redisfilter.WithShardBytes is not an option of package bloom")
+	_, err = bloom.New(funnel.String, 1000, 0.01, shardBytes)
+	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
+	_, err = bloom.NewRotating(funnel.String, 1000, 0.01, time.Minute, shardBytes)
+	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
 }
 
 func TestSizeOptions(t *testing.T) {

@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The benchmarks run against the tests' Redis (see server_test.go): one that
-// TestMain starts on a loopback port, or the one MITZBLOOM_REDIS_ADDR names.
+// The benchmarks run against the tests' Redis (see server_test.go): the one
+// MITZBLOOM_REDIS_ADDR names, or one the first of them starts.
 // Each reports keys/s, the number to compare between single-key calls and
 // batches of 256, which must move at least 10 times as many keys per second;
 // BenchmarkBatchSpeedup measures that ratio directly.

@@ -1,67 +1,234 @@
 package redisfilter
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
 
-// Errors returned by this package about the filter in Redis wrap one of
-// these, so callers can test for them with errors.Is. Errors for bad
-// arguments wrap [bloom.ErrInvalidArgument], for a filter too large for Redis
-// [bloom.ErrTooLarge], and for merging an incompatible local filter
-// [bloom.ErrIncompatible]. Errors from Redis and the network are returned
-// wrapped, so errors.Is finds context.DeadlineExceeded among them, and the
-// Redis errors an operator must act on also wrap one of the Err* sentinels
-// below that name them.
+	"github.com/redis/go-redis/v9"
+)
+
+// The errors of this package about the filter in Redis wrap one of these
+// sentinels, so that callers can test for them with errors.Is; the message
+// says which key and what to do. Errors for bad arguments wrap
+// [bloom.ErrInvalidArgument], for merging an incompatible local filter
+// [bloom.ErrIncompatible]. Other errors of Redis and of the network are
+// returned wrapped, so that errors.Is finds context.DeadlineExceeded and
+// errors.As a redis.Error among them.
 var (
-	// ErrMismatch reports a filter stored in Redis with parameters (bit size,
-	// number of hash functions, strategy, funnel name, window) other than
-	// those it was opened with. The message shows both. Open the filter with
-	// its parameters, or under another name.
+	// ErrMismatch is returned by Open, and by any call, when the filter's
+	// config key holds other parameters (bit size, number of hash
+	// functions, strategy, funnel name, shard size, window) than those it
+	// was opened with: another process created the filter, or created it
+	// again, with other ones. The message shows both. Open the filter with
+	// its parameters, or use another name.
 	ErrMismatch = errors.New("redisfilter: parameters do not match")
 
-	// ErrLost reports a filter that existed and lost its bits: its bitmap,
-	// a window generation that should exist, or its config key is gone
-	// (deleted, evicted, flushed, or lost with a restart of a server that
-	// does not persist its data), or the filter was re-created since this
-	// Filter opened it. A call that gets it answers nothing, since any
-	// answer could be a false "never seen". The message says what is gone
-	// and what to do: [WithRecreate] starts a lost filter again empty,
-	// [WithAdopt] takes a bitmap whose config key is gone back, and a Filter
-	// of a re-created filter must be opened again.
+	// ErrLost is returned when a filter that existed lost its bits: its
+	// bitmap, a window generation that should exist, or its config key is
+	// gone (deleted, evicted, flushed, or lost with a restart of a server
+	// that does not persist its data), or the filter was created again
+	// since this Filter opened it. A call that gets it answers nothing,
+	// since any answer could be a false "never seen". The message says what
+	// is gone and what to do: [WithRecreate] starts a lost filter again
+	// empty, [WithAdopt] takes back a bitmap whose config key is gone, a
+	// Filter of a re-created filter must be opened again, and a [Hybrid]'s
+	// Sync rebuilds the filter from its local copy by itself.
 	ErrLost = errors.New("redisfilter: filter lost")
 
-	// ErrEvictable reports a server whose maxmemory-policy may evict the
-	// filter's keys: allkeys-* for every filter, and volatile-* as well for
-	// a windowed one, whose bitmaps have an expiry. Evicted bits become
-	// [ErrLost] errors. Set the policy to noeviction (or volatile-* for a
-	// plain filter), or open with [WithEvictionAllowed].
+	// ErrEvictable is returned by Open when a server's maxmemory-policy
+	// may evict the filter's keys: allkeys-* for every filter, and
+	// volatile-* as well for a windowed one, whose bitmaps have an expiry.
+	// Set the policy to noeviction (or volatile-* for a plain filter), or
+	// open with [WithEvictionAllowed], and evicted bits will be reported as
+	// [ErrLost].
 	ErrEvictable = errors.New("redisfilter: server may evict the filter")
 
-	// ErrNotFilter reports a key that holds something other than a filter: a
-	// value of another type or a string of the wrong length. Delete the key
-	// or use another name.
+	// ErrNotFilter is returned when a key of the filter holds something
+	// other than a filter: a value of another type, or a string of the
+	// wrong length. Delete the key or use another name.
 	ErrNotFilter = errors.New("redisfilter: key holds no filter")
 
-	// ErrOutOfMemory wraps Redis's OOM error: the server is at its
-	// maxmemory under noeviction and refuses writes. Reads (MightContain,
-	// MightContainMany, Snapshot, BitCount) still work; raise maxmemory or
-	// free memory for Put, PutMany, Merge and Open to work again.
+	// ErrOutOfMemory wraps Redis's OOM error, returned by the calls that
+	// write (Put, PutMany, Merge, and Open when it creates the filter) when
+	// the server is at its maxmemory under noeviction. Reads still work.
+	// Raise maxmemory or free memory.
 	ErrOutOfMemory = errors.New("redisfilter: Redis is out of memory")
 
-	// ErrNoPermission wraps Redis's NOPERM error: the ACL user lacks a
-	// command or key pattern the call needs. The package documentation lists
-	// what each kind of call needs.
+	// ErrNoPermission wraps Redis's NOPERM error, returned when the ACL
+	// user lacks a command or key pattern the call needs. Grant what the
+	// README's section on permissions lists.
 	ErrNoPermission = errors.New("redisfilter: no permission")
 
-	// ErrTryAgain wraps Redis Cluster's TRYAGAIN error: the filter's slot
-	// is being migrated and a Put names keys of it some of which have moved
-	// and some not, so neither node can run it. go-redis's ClusterClient has retried it with backoff
-	// (ClusterOptions.MaxRedirects times, 3 by default) and follows ASK
-	// redirections itself. Retry after the migration ends; no answer was
-	// given, so none is wrong.
+	// ErrTryAgain wraps Redis Cluster's TRYAGAIN error, returned by a Put
+	// while the filter's slot is being migrated and the Put names keys
+	// some of which have moved and some not, so that neither node can run
+	// it. go-redis's ClusterClient has retried it with backoff
+	// (ClusterOptions.MaxRedirects times, 3 by default). No answer was
+	// given, so none is wrong: retry after the migration ends.
 	ErrTryAgain = errors.New("redisfilter: slot is migrating")
-
-	// ErrCrossSlot wraps Redis Cluster's CROSSSLOT error. Every command and
-	// script names the keys of one shard, which share a hash slot, so it
-	// means keys were renamed or the client is not a cluster client; it is
-	// a bug to report.
-	ErrCrossSlot = errors.New("redisfilter: keys in different slots")
 )
+
+// A problem is what a check of a filter's keys found wrong, in Go or in a
+// script. It becomes an error wrapping a sentinel in one place,
+// [core.problemError], which writes every message.
+type problem struct {
+	kind   problemKind
+	key    string
+	detail string // the stored config (otherConfig), "have want" (wrongLength), Redis's message (wrongType), a count (orphanGenerations)
+}
+
+func (p problem) Error() string { return fmt.Sprintf("%s %s %s", codes[p.kind].code, p.key, p.detail) }
+
+// A problemKind is an index into codes.
+type problemKind int
+
+const (
+	none              problemKind = iota
+	noConfig                      // a config key is missing
+	otherConfig                   // a config key holds another config
+	noBitmap                      // a plain filter's bitmap is missing
+	noGeneration                  // a window generation is missing before its expiry
+	wrongLength                   // a bitmap of another length
+	wrongType                     // a key of another type
+	noShard                       // Open: a shard's bitmap and config key are both missing
+	orphanBitmap                  // Open: a bitmap of the filter's length whose config key is missing
+	orphanGenerations             // Open: a record of generations whose config key is missing
+	otherCreation                 // Open: a shard's config is of another creation than the first shard's
+	outOfMemory
+	noPermission
+	tryAgain
+	notFilter
+)
+
+// codes is the one table from the code that starts a Redis error reply (of
+// Redis itself, or of a script, which reports a problem as
+// "MITZBLOOM_<CODE> <key> <detail>": see lua/lib.lua) to the sentinel the
+// error wraps; the problems that only Open finds have no code. The
+// scripts' codes are tested against their Lua (TestScriptCodes). An error
+// reply of any other code is not one an operator can act on: it is
+// returned wrapped as it is.
+var codes = [...]struct {
+	code     string
+	sentinel error
+}{
+	none:              {"", nil},
+	noConfig:          {"MITZBLOOM_NOCONFIG", ErrLost},
+	otherConfig:       {"MITZBLOOM_CONFIG", ErrMismatch},
+	noBitmap:          {"MITZBLOOM_NOBITMAP", ErrLost},
+	noGeneration:      {"MITZBLOOM_NOGENERATION", ErrLost},
+	wrongLength:       {"MITZBLOOM_LENGTH", ErrNotFilter},
+	wrongType:         {"MITZBLOOM_WRONGTYPE", ErrNotFilter},
+	noShard:           {"", ErrLost},
+	orphanBitmap:      {"", ErrLost},
+	orphanGenerations: {"", ErrLost},
+	otherCreation:     {"", ErrLost},
+	outOfMemory:       {"OOM", ErrOutOfMemory},
+	noPermission:      {"NOPERM", ErrNoPermission},
+	tryAgain:          {"TRYAGAIN", ErrTryAgain},
+	notFilter:         {"WRONGTYPE", ErrNotFilter},
+}
+
+// codeOf returns the kind of an error reply msg and, for a script's
+// problem, the problem.
+func codeOf(msg string) (problemKind, problem) {
+	code, rest, _ := strings.Cut(msg, " ")
+	for kind, c := range codes {
+		if c.code == "" || c.code != code {
+			continue
+		}
+		var p problem
+		if strings.HasPrefix(code, "MITZBLOOM_") {
+			p.kind = problemKind(kind)
+			// A key is "{tag}" and a suffix without spaces, and a tag
+			// holds no '}': the key ends at the first space after it.
+			end := strings.IndexByte(rest, '}') + 1
+			end += strings.IndexByte(rest[end:]+" ", ' ')
+			p.key, p.detail = rest[:end], strings.TrimPrefix(rest[end:], " ")
+		}
+		return problemKind(kind), p
+	}
+	return none, problem{}
+}
+
+// explain says what p is, in words an operator reads.
+func (p problem) explain() string {
+	switch p.kind {
+	case noConfig:
+		return "config key " + p.key + " is missing"
+	case noBitmap:
+		return "bitmap " + p.key + " is missing (deleted, evicted, or lost in a restart without persistence)"
+	case noGeneration:
+		return "window generation " + p.key + " is missing before its expiry"
+	case wrongLength:
+		have, want, _ := strings.Cut(p.detail, " ")
+		return fmt.Sprintf("%s holds %s bytes, want %s", p.key, have, want)
+	case wrongType:
+		return p.key + ": " + p.detail
+	case noShard:
+		return "bitmap " + p.key + " and its config key are missing"
+	case orphanBitmap:
+		return "config key " + p.key + ":config is missing, but bitmap " + p.key + " has the length of this filter"
+	case orphanGenerations:
+		return "config key " + p.key + " is missing, but the record of the shard's window generations holds " + p.detail
+	case otherCreation:
+		return "config key " + p.key + " is of another creation of the filter than the first shard's"
+	}
+	return p.Error()
+}
+
+// problemError returns the error of p found by the call op.
+func (c *core[T]) problemError(op string, p problem) error {
+	sentinel := codes[p.kind].sentinel
+	detail := p.explain()
+	if p.kind == otherConfig {
+		if paramsOf(p.detail) == c.params {
+			return fmt.Errorf("%w: %s %q: re-created since this Filter opened it (config now %q, was %q): the values put before may be gone; open it again to use it",
+				ErrLost, op, c.name, p.detail, c.cfg)
+		}
+		detail = fmt.Sprintf("stored %q, want %q", paramsOf(p.detail), c.params)
+	}
+	if sentinel == ErrLost {
+		detail += c.lostAdvice
+	}
+	return fmt.Errorf("%w: %s %q: %s", sentinel, op, c.name, detail)
+}
+
+// wrap turns an error of a call op into one of this package's, naming the
+// call and the filter.
+func (c *core[T]) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var p problem
+	if errors.As(err, &p) {
+		return c.problemError(op, p)
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		kind, p := codeOf(rerr.Error())
+		switch {
+		case p.kind != none:
+			return c.problemError(op, p)
+		case kind != none:
+			return fmt.Errorf("%w: %s %q: %w", codes[kind].sentinel, op, c.name, err)
+		}
+	}
+	c.reloadSlots(err)
+	return fmt.Errorf("redisfilter: %s %q: %w", op, c.name, err)
+}
+
+// reloadSlots makes a cluster client reload its map of slots to nodes after
+// err, an error of the network or one of Redis's not in codes: a refused
+// connection, a timeout or CLUSTERDOWN may be a master that died, and
+// go-redis would otherwise keep calling it until its next periodic reload
+// (ClusterOptions.ClusterStateReloadInterval, 60 s by default) long after a
+// replica took over. go-redis coalesces the reloads of many failing calls
+// into one at a time.
+func (c *core[T]) reloadSlots(err error) {
+	cl, ok := c.rdb.(interface{ ReloadState(context.Context) })
+	if ok && !errors.Is(err, context.Canceled) {
+		cl.ReloadState(context.Background())
+	}
+}

@@ -53,13 +53,16 @@ type Filter[T any] struct {
 // a process that opens it meanwhile waits for the first. A redis.Ring is not
 // supported.
 func Open[T any](ctx context.Context, rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts ...Option) (*Filter[T], error) {
-	o := newOptions(opts)
-	c, err := newCore(rdb, name, f, expectedInsertions, fpp, "", o)
+	params, s, err := settingsOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newCore(rdb, name, f, expectedInsertions, fpp, "", params, s)
 	if err != nil {
 		return nil, err
 	}
 	filter := &Filter[T]{c: c}
-	if err := filter.c.open(ctx, o); err != nil {
+	if err := filter.c.open(ctx, s); err != nil {
 		return nil, err
 	}
 	filter.c.lostAdvice = "; the values put are gone: open the filter with WithRecreate to start it again empty, or let a Hybrid's Sync rebuild it; a Filter of a re-created filter must be opened again"
@@ -70,7 +73,7 @@ func Open[T any](ctx context.Context, rdb redis.UniversalClient, name string, f 
 // certainly not in f before. It costs one round trip.
 func (f *Filter[T]) Put(ctx context.Context, v T) (bool, error) {
 	var changed [1]bool
-	res, err := f.c.eval(ctx, "put", target{put: true}, []T{v}, changed[:0])
+	res, err := f.c.run(ctx, &batch{op: "put", put: true}, []T{v}, changed[:0])
 	return len(res) == 1 && res[0], err
 }
 
@@ -78,7 +81,7 @@ func (f *Filter[T]) Put(ctx context.Context, v T) (bool, error) {
 // certainly was not. It costs one round trip.
 func (f *Filter[T]) MightContain(ctx context.Context, v T) (bool, error) {
 	var found [1]bool
-	res, err := f.c.eval(ctx, "mightContain", target{}, []T{v}, found[:0])
+	res, err := f.c.run(ctx, &batch{op: "mightContain"}, []T{v}, found[:0])
 	return len(res) == 1 && res[0], err
 }
 
@@ -86,7 +89,7 @@ func (f *Filter[T]) MightContain(ctx context.Context, v T) (bool, error) {
 // batches of up to ⌊65536/k⌋ values (see the package documentation). On error, some of the
 // values may have been added.
 func (f *Filter[T]) PutMany(ctx context.Context, vs []T) error {
-	_, err := f.c.eval(ctx, "putMany", target{put: true}, vs, nil)
+	_, err := f.c.run(ctx, &batch{op: "putMany", put: true}, vs, nil)
 	return err
 }
 
@@ -97,7 +100,7 @@ func (f *Filter[T]) PutMany(ctx context.Context, vs []T) error {
 // whose first bit is set (see the package documentation). On error it
 // returns dst unchanged.
 func (f *Filter[T]) MightContainMany(ctx context.Context, dst []bool, vs []T) ([]bool, error) {
-	return f.c.eval(ctx, "mightContainMany", target{}, vs, dst)
+	return f.c.run(ctx, &batch{op: "mightContainMany"}, vs, dst)
 }
 
 // Snapshot returns a local copy of f: a [bloom.Filter] with f's funnel that
@@ -116,8 +119,8 @@ func (f *Filter[T]) Snapshot(ctx context.Context) (*bloom.Filter[T], error) {
 // Merge adds every value put in local to f, by ORing local's bits into f's,
 // as [bloom.Filter.PutAll] does locally: in chunks of 1 MiB, each ORed in
 // one script (with BITOP through two temporary keys in f's hash slot, which
-// the script deletes), chunksPerTrip per round trip; chunks of local with no
-// bit set are not sent. A local filter with another number of hash
+// the script deletes), 4 per round trip; chunks of local with no bit set
+// are not sent. A local filter with another number of hash
 // functions, bit size, strategy or funnel (see [funnel.Equal]) is an error
 // wrapping [bloom.ErrIncompatible], and f is unchanged. Puts into local
 // while Merge runs may or may not be merged; on error, some chunks may have

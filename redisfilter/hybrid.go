@@ -168,8 +168,7 @@ func (h *Hybrid[T]) push(ctx context.Context) error {
 // bitmap or adopting it as needed, and merges the whole local filter into
 // it.
 func (h *Hybrid[T]) rebuild(ctx context.Context) error {
-	o := &options{recreate: true, adopt: true, allowEviction: true}
-	if err := h.remote.c.open(ctx, o); err != nil {
+	if err := h.remote.c.open(ctx, settings{recreate: true, adopt: true, allowEviction: true}); err != nil {
 		return err
 	}
 	return h.remote.Merge(ctx, h.local)

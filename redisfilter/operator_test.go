@@ -199,7 +199,7 @@ func TestWindowEviction(t *testing.T) {
 
 	limitMemory(t, rdb, 4<<20)
 	gone := func() bool {
-		n, err := rdb.Exists(ctx, w.Keys(gen)[0]).Result()
+		n, err := rdb.Exists(ctx, w.GenerationKeys(gen)[0]).Result()
 		return err == nil && n == 0
 	}
 	require.True(t, fillUntil(t, rdb, true, gone), "the generation was never evicted")
@@ -227,7 +227,7 @@ func TestWindowLost(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := testContext(t)
 		clk := bloom.NewManualClock(time.Now())
-		w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk))
+		w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, 100, 0.01, time.Hour, 2, bloom.WithClock(clk))
 		require.NoError(t, err)
 		gen := w.Generation(clk.Now())
 		_, err = w.Put(ctx, "a")
@@ -235,7 +235,7 @@ func TestWindowLost(t *testing.T) {
 		clk.Advance(time.Hour)
 		_, err = w.Put(ctx, "b")
 		require.NoError(t, err)
-		require.NoError(t, rdb.Del(ctx, w.Keys(gen)[0]).Err())
+		require.NoError(t, rdb.Del(ctx, w.GenerationKeys(gen)[0]).Err())
 		_, err = w.MightContain(ctx, "b")
 		assert.ErrorIs(t, err, redisfilter.ErrLost, "a generation in the window is gone")
 		_, err = w.Snapshot(ctx, gen)

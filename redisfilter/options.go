@@ -1,44 +1,54 @@
 package redisfilter
 
 import (
-	"time"
+	"fmt"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
-	"github.com/mitzbloom/mitzbloom/strategy"
+	"github.com/mitzbloom/mitzbloom/internal/options"
 )
 
-// An Option configures Open and OpenWindowed.
-type Option func(*options)
+// An Option configures [Open] and [OpenWindowed]. The options of package
+// bloom set the filter's own parameters, as they do for [bloom.New]:
+// [bloom.WithStrategy] (default MURMUR128_MITZ_64), [bloom.WithLegacyHashCount]
+// (default: current Guava's rule), and, for a [Windowed] filter, which uses
+// only its Now method, [bloom.WithClock] (default: the system clock; Open
+// ignores it). The options below say how the filter is kept in Redis; the
+// functions of package bloom refuse them.
+type Option = bloom.Option
 
-type options struct {
-	strategy      strategy.Strategy
-	legacy        bool
-	clock         bloom.Clock
+// settings is what this package's own options set.
+type settings struct {
 	allowEviction bool
 	recreate      bool
 	adopt         bool
 	shardBytes    int64
 }
 
-// WithStrategy selects the strategy that maps hashes to bits, as
-// [bloom.WithStrategy] does. The default is strategy.Murmur128Mitz64.
-func WithStrategy(s strategy.Strategy) Option {
-	return func(o *options) { o.strategy = s }
+// own returns the Option called name that sets what set sets.
+func own(name string, set func(*settings)) Option {
+	return func(s options.Settings) options.Settings {
+		s.Others = append(s.Others, options.Other{Name: "redisfilter." + name, Value: set})
+		return s
+	}
 }
 
-// WithLegacyHashCount computes the number of hash functions as Guava 31.x
-// does, as [bloom.WithLegacyHashCount] does. The default is current Guava's
-// rule.
-func WithLegacyHashCount() Option {
-	return func(o *options) { o.legacy = true }
-}
-
-// WithClock sets the clock a [Windowed] filter derives its generations from,
-// as [bloom.WithClock] does for a [bloom.Rotating]; only its Now method is
-// used. The default is the system clock; tests pass a [bloom.ManualClock].
-// Open ignores it.
-func WithClock(c bloom.Clock) Option {
-	return func(o *options) { o.clock = c }
+// settingsOf returns what opts set: the filter's parameters, as bloom's
+// functions take them, and this package's settings.
+func settingsOf(opts []Option) (options.Settings, settings, error) {
+	filter := options.Apply(opts)
+	var s settings
+	for _, o := range filter.Others {
+		set, ok := o.Value.(func(*settings))
+		if !ok {
+			return filter, s, fmt.Errorf("%w: %s is not an option of redisfilter", bloom.ErrInvalidArgument, o.Name)
+		}
+		set(&s)
+	}
+	filter.Others = nil
+	if filter.PlainWrites {
+		return filter, s, fmt.Errorf("%w: bloom.WithUnsynchronizedWrites is not an option of redisfilter: Redis sets bits atomically", bloom.ErrInvalidArgument)
+	}
+	return filter, s, nil
 }
 
 // WithEvictionAllowed lets Open and OpenWindowed use a server whose
@@ -46,7 +56,7 @@ func WithClock(c bloom.Clock) Option {
 // with an error wrapping [ErrEvictable]. Evicted bits are then reported as
 // errors wrapping [ErrLost], never as false answers.
 func WithEvictionAllowed() Option {
-	return func(o *options) { o.allowEviction = true }
+	return own("WithEvictionAllowed", func(s *settings) { s.allowEviction = true })
 }
 
 // WithRecreate lets Open start a lost filter again, empty: one whose config
@@ -54,7 +64,7 @@ func WithEvictionAllowed() Option {
 // wrapping [ErrLost]. Every other Filter of the name then gets errors
 // wrapping ErrLost, never empty answers, until it is opened again.
 func WithRecreate() Option {
-	return func(o *options) { o.recreate = true }
+	return own("WithRecreate", func(s *settings) { s.recreate = true })
 }
 
 // WithAdopt lets Open take an existing bitmap whose config key is gone as
@@ -63,7 +73,7 @@ func WithRecreate() Option {
 // the length can be checked: adopt a bitmap only if it was created with the
 // same parameters. OpenWindowed adopts the recorded generations likewise.
 func WithAdopt() Option {
-	return func(o *options) { o.adopt = true }
+	return own("WithAdopt", func(s *settings) { s.adopt = true })
 }
 
 // WithShardBytes stores the filter in shards of n bytes each (the last may
@@ -76,20 +86,5 @@ func WithAdopt() Option {
 // is part of the filter's parameters: every process must open it with the
 // same.
 func WithShardBytes(n int64) Option {
-	return func(o *options) { o.shardBytes = n }
+	return own("WithShardBytes", func(s *settings) { s.shardBytes = n })
 }
-
-func (o *options) sizing() []bloom.Option {
-	opts := []bloom.Option{bloom.WithStrategy(o.strategy)}
-	if o.legacy {
-		opts = append(opts, bloom.WithLegacyHashCount())
-	}
-	return opts
-}
-
-// systemClock is the default clock of a Windowed filter.
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-func (systemClock) AfterFunc(d time.Duration, f func()) { time.AfterFunc(d, f) }

@@ -23,20 +23,28 @@ import (
 // The tests run against a real redis-server and a real Redis Cluster.
 // MITZBLOOM_REDIS_ADDR names the server (host:port, or the path of a unix
 // socket) and MITZBLOOM_REDIS_CLUSTER_ADDRS the cluster's nodes
-// (comma-separated host:port), as .ci/run sets them; otherwise TestMain
-// starts its own on loopback if redis-server is on the PATH. Tests that stop
-// and restart servers start their own with startRedis and startCluster.
+// (comma-separated host:port); without them, the first test that needs a
+// server or the cluster starts its own, on a unix socket and on loopback
+// ports 17200-17999, if redis-server is on the PATH, and TestMain stops it
+// when the tests end. Tests that stop and restart servers start their own
+// with startRedis and startCluster. The tests of pure logic need neither.
 const (
 	addrEnv    = "MITZBLOOM_REDIS_ADDR"
 	clusterEnv = "MITZBLOOM_REDIS_CLUSTER_ADDRS"
 )
 
 var shared struct {
+	prefix string // of every key the tests make, so they can be removed
+
+	serverOnce sync.Once
 	addr       string
-	err        error // why there is no server
-	cluster    []string
-	clusterErr error  // why there is no cluster
-	prefix     string // of every key the tests make, so they can be removed
+	err        error        // why there is no server
+	server     *redisServer // started by the tests, or nil
+
+	clusterOnce sync.Once
+	cluster     []string
+	clusterErr  error         // why there is no cluster
+	ownCluster  *redisCluster // started by the tests, or nil
 }
 
 func TestMain(m *testing.M) {
@@ -45,39 +53,20 @@ func TestMain(m *testing.M) {
 
 func runTests(m *testing.M) int {
 	shared.prefix = fmt.Sprintf("mitzbloom-test:%d:%d:", os.Getpid(), time.Now().UnixNano())
-	if addr := os.Getenv(addrEnv); addr != "" {
-		shared.addr = addr
-	} else if _, err := exec.LookPath("redis-server"); err != nil {
-		shared.err = fmt.Errorf("%s is not set and redis-server is not on the PATH", addrEnv)
-	} else {
-		srv, err := startRedis(true)
-		if err != nil {
-			shared.err = err
-		} else {
-			defer srv.stop()
-			shared.addr = srv.addr()
-		}
-	}
-	if addrs := os.Getenv(clusterEnv); addrs != "" {
-		shared.cluster = strings.Split(addrs, ",")
-	} else if _, err := exec.LookPath("redis-server"); err != nil {
-		shared.clusterErr = fmt.Errorf("%s is not set and redis-server is not on the PATH", clusterEnv)
-	} else {
-		cl, err := startCluster(3, 1)
-		if err != nil {
-			shared.clusterErr = err
-		} else {
-			defer cl.stop()
-			shared.cluster = cl.addrs()
-		}
-	}
 	code := m.Run()
-	if shared.err == nil {
+	// Once.Do here makes the starts that never happened never happen.
+	shared.serverOnce.Do(func() { shared.err = errors.New("the tests are over") })
+	shared.clusterOnce.Do(func() { shared.clusterErr = errors.New("the tests are over") })
+	if shared.server != nil {
+		shared.server.stop()
+	} else if shared.err == nil {
 		c := newClient(shared.addr)
 		removeTestKeys(c)
 		c.Close()
 	}
-	if shared.clusterErr == nil {
+	if shared.ownCluster != nil {
+		shared.ownCluster.stop()
+	} else if shared.clusterErr == nil {
 		c := newClusterClient(shared.cluster)
 		c.ForEachMaster(context.Background(), func(_ context.Context, node *redis.Client) error {
 			removeTestKeys(node)
@@ -86,6 +75,46 @@ func runTests(m *testing.M) int {
 		c.Close()
 	}
 	return code
+}
+
+// sharedServer returns the address of the server the tests share, starting
+// it if the environment names none, or why there is none.
+func sharedServer() (string, error) {
+	shared.serverOnce.Do(func() {
+		if shared.addr = os.Getenv(addrEnv); shared.addr != "" {
+			return
+		}
+		if _, err := exec.LookPath("redis-server"); err != nil {
+			shared.err = fmt.Errorf("%s is not set and redis-server is not on the PATH", addrEnv)
+			return
+		}
+		shared.server, shared.err = startRedis(true)
+		if shared.err == nil {
+			shared.addr = shared.server.addr()
+		}
+	})
+	return shared.addr, shared.err
+}
+
+// sharedClusterAddrs returns the nodes of the cluster the tests share,
+// starting one of 3 masters with a replica each if the environment names
+// none, or why there is none.
+func sharedClusterAddrs() ([]string, error) {
+	shared.clusterOnce.Do(func() {
+		if addrs := os.Getenv(clusterEnv); addrs != "" {
+			shared.cluster = strings.Split(addrs, ",")
+			return
+		}
+		if _, err := exec.LookPath("redis-server"); err != nil {
+			shared.clusterErr = fmt.Errorf("%s is not set and redis-server is not on the PATH", clusterEnv)
+			return
+		}
+		shared.ownCluster, shared.clusterErr = startCluster(3, 1)
+		if shared.clusterErr == nil {
+			shared.cluster = shared.ownCluster.addrs()
+		}
+	})
+	return shared.cluster, shared.clusterErr
 }
 
 // removeTestKeys deletes what the tests left behind, which matters only
@@ -113,20 +142,20 @@ func newClusterClient(addrs []string, opts ...func(*redis.ClusterOptions)) *redi
 // skipping or failing t as sharedClient does when there is none.
 func sharedCluster(t testing.TB, opts ...func(*redis.ClusterOptions)) *redis.ClusterClient {
 	t.Helper()
-	err := shared.clusterErr
+	addrs, err := sharedClusterAddrs()
 	var c *redis.ClusterClient
 	if err == nil {
-		c = newClusterClient(shared.cluster, opts...)
+		c = newClusterClient(addrs, opts...)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if perr := c.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error { return node.Ping(ctx).Err() }); perr != nil {
 			c.Close()
-			err = fmt.Errorf("cannot reach the Redis Cluster at %v: %w", shared.cluster, perr)
+			err = fmt.Errorf("cannot reach the Redis Cluster at %v: %w", addrs, perr)
 		}
 	}
 	if err != nil {
 		if isCI() {
-			t.Fatalf("Redis Cluster tests cannot run in CI: %v; .ci/run starts a cluster and sets %s", err, clusterEnv)
+			t.Fatalf("Redis Cluster tests cannot run in CI: %v; .ci/run installs the redis-server package", err)
 		}
 		t.Skipf("skipping a Redis Cluster test: %v; install the Debian package redis-server, or set %s", err, clusterEnv)
 	}
@@ -186,20 +215,20 @@ func newClient(addr string, opts ...func(*redis.Options)) *redis.Client {
 // a broken setup.
 func sharedClient(t testing.TB, opts ...func(*redis.Options)) *redis.Client {
 	t.Helper()
-	err := shared.err
+	addr, err := sharedServer()
 	var c *redis.Client
 	if err == nil {
-		c = newClient(shared.addr, opts...)
+		c = newClient(addr, opts...)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if perr := c.Ping(ctx).Err(); perr != nil {
 			c.Close()
-			err = fmt.Errorf("cannot reach Redis at %s: %w", shared.addr, perr)
+			err = fmt.Errorf("cannot reach Redis at %s: %w", addr, perr)
 		}
 	}
 	if err != nil {
 		if isCI() {
-			t.Fatalf("Redis tests cannot run in CI: %v; .ci/run installs the redis-server package and sets %s", err, addrEnv)
+			t.Fatalf("Redis tests cannot run in CI: %v; .ci/run installs the redis-server package", err)
 		}
 		t.Skipf("skipping a Redis test: %v; install the Debian package redis-server, or set %s", err, addrEnv)
 	}
@@ -289,7 +318,7 @@ func startRedisOn(port int, args ...string) (*redisServer, error) {
 }
 
 // freePort returns a free loopback port in 17200-17999, the range the
-// tests' own servers use (.ci/run's cluster is on 17100-17105).
+// tests' own servers use.
 func freePort() (int, error) {
 	for range 200 {
 		port := 17200 + rand.IntN(800)
@@ -315,6 +344,8 @@ func (s *redisServer) addr() string {
 
 func (s *redisServer) start() error {
 	s.cmd = exec.Command("redis-server", s.args...)
+	// A server outlives no test binary, not even one killed by -timeout.
+	s.cmd.SysProcAttr = dieWithParent()
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("starting redis-server: %w", err)
 	}

@@ -38,7 +38,7 @@ func openSharded(ctx context.Context, t *testing.T, rdb redis.UniversalClient, n
 func openShardedWindow(ctx context.Context, t *testing.T, rdb redis.UniversalClient, clock bloom.Clock, n, shardBytes int64) (*redisfilter.Windowed[string], int64) {
 	t.Helper()
 	w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, n, 0.01, time.Minute, 2,
-		redisfilter.WithClock(clock), redisfilter.WithShardBytes(shardBytes))
+		bloom.WithClock(clock), redisfilter.WithShardBytes(shardBytes))
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Delete(context.Background()) })
 	return w, w.Generation(clock.Now())
@@ -319,7 +319,7 @@ func TestShardedWindow(t *testing.T) {
 		ctx := testContext(t)
 		clock := bloom.NewManualClock(time.Now())
 		w, gen := openShardedWindow(ctx, t, rdb, clock, 300_000, shardBytes)
-		require.Len(t, w.Keys(gen), 6)
+		require.Len(t, w.GenerationKeys(gen), 6)
 		r := rand.New(rand.NewPCG(37, 38))
 		first, second := randomStrings(r, 300), randomStrings(r, 300)
 		require.NoError(t, w.PutMany(ctx, first))
@@ -337,7 +337,7 @@ func TestShardedWindow(t *testing.T) {
 		assert.True(t, snap.Equal(local), "Snapshot of the first generation")
 
 		// A generation shard lost before its expiry is ErrLost.
-		require.NoError(t, rdb.Del(ctx, w.Keys(gen)[4]).Err())
+		require.NoError(t, rdb.Del(ctx, w.GenerationKeys(gen)[4]).Err())
 		_, err = w.MightContainMany(ctx, nil, first)
 		require.ErrorIs(t, err, redisfilter.ErrLost)
 		clock.Advance(time.Minute)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/options"
 	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/redis/go-redis/v9"
 )
@@ -48,7 +49,7 @@ type Windowed[T any] struct {
 	c      core[T]
 	period int64 // milliseconds
 	gens   int
-	clock  bloom.Clock
+	clock  options.Clock
 }
 
 // OpenWindowed returns the windowed filter called name, with generations of
@@ -68,14 +69,20 @@ func OpenWindowed[T any](ctx context.Context, rdb redis.UniversalClient, name st
 	if generations < 1 || generations > maxGenerations {
 		return nil, fmt.Errorf("%w: number of generations (%d) must be between 1 and %d", bloom.ErrInvalidArgument, generations, maxGenerations)
 	}
-	o := newOptions(opts)
-	window := fmt.Sprintf(" window=%v generations=%d", period, generations)
-	c, err := newCore(rdb, name, f, expectedInsertions, fpp, window, o)
+	params, s, err := settingsOf(opts)
 	if err != nil {
 		return nil, err
 	}
-	w := &Windowed[T]{c: c, period: period.Milliseconds(), gens: generations, clock: o.clock}
-	if err := w.c.open(ctx, o); err != nil {
+	if params.Clock == nil {
+		return nil, fmt.Errorf("%w: clock is nil", bloom.ErrInvalidArgument)
+	}
+	window := fmt.Sprintf(" window=%v generations=%d", period, generations)
+	c, err := newCore(rdb, name, f, expectedInsertions, fpp, window, params, s)
+	if err != nil {
+		return nil, err
+	}
+	w := &Windowed[T]{c: c, period: period.Milliseconds(), gens: generations, clock: params.Clock}
+	if err := w.c.open(ctx, s); err != nil {
 		return nil, err
 	}
 	w.c.lostAdvice = "; the values put in it are gone: calls that read or put into it fail until it leaves the window, or delete the filter's keys and open it again"
@@ -93,10 +100,10 @@ func (w *Windowed[T]) Generation(t time.Time) int64 {
 	return g
 }
 
-// Keys returns the Redis keys of generation gen's bitmaps, one per shard in
-// order: {name}:<gen> for a window of one string per generation, or
-// {name#s}:<gen> for each shard s (see [Filter.Keys]).
-func (w *Windowed[T]) Keys(gen int64) []string {
+// GenerationKeys returns the Redis keys of generation gen's bitmaps, one
+// per shard in order: {name}:<gen> for a window of one string per
+// generation, or {name#s}:<gen> for each shard s (see [Filter.Keys]).
+func (w *Windowed[T]) GenerationKeys(gen int64) []string {
 	keys := make([]string, len(w.c.shards))
 	for i := range w.c.shards {
 		keys[i] = w.c.shards[i].genKey(gen)
@@ -104,31 +111,31 @@ func (w *Windowed[T]) Keys(gen int64) []string {
 	return keys
 }
 
-// putTarget returns the target of a put into the current generation, whose
+// putBatch returns the batch of a put into the current generation, whose
 // bitmaps expire one period after the last generation that reads them ends.
-func (w *Windowed[T]) putTarget() target {
+func (w *Windowed[T]) putBatch(op string) *batch {
 	gen := w.Generation(w.clock.Now())
 	expireAt := (gen + int64(w.gens) + 1) * w.period
-	return target{put: true, windowed: true, gens: []int64{gen}, expireAt: strconv.FormatInt(expireAt, 10)}
+	return &batch{op: op, put: true, windowed: true, gens: []int64{gen}, expireAt: strconv.FormatInt(expireAt, 10)}
 }
 
-// readTarget returns the target of MightContain: the last Generations
+// readBatch returns the batch of a read: of the last Generations
 // generations and the next one.
-func (w *Windowed[T]) readTarget() target {
+func (w *Windowed[T]) readBatch(op string) *batch {
 	now := w.clock.Now()
 	gen := w.Generation(now)
-	t := target{windowed: true, gens: make([]int64, 0, w.gens+1), now: now.UnixMilli()}
+	b := &batch{op: op, windowed: true, gens: make([]int64, 0, w.gens+1), now: now.UnixMilli()}
 	for g := gen - int64(w.gens) + 1; g <= gen+1; g++ {
-		t.gens = append(t.gens, g)
+		b.gens = append(b.gens, g)
 	}
-	return t
+	return b
 }
 
 // Put adds v to the current generation and reports whether any bit of that
 // generation changed. It costs one round trip.
 func (w *Windowed[T]) Put(ctx context.Context, v T) (bool, error) {
 	var changed [1]bool
-	res, err := w.c.eval(ctx, "put", w.putTarget(), []T{v}, changed[:0])
+	res, err := w.c.run(ctx, w.putBatch("put"), []T{v}, changed[:0])
 	return len(res) == 1 && res[0], err
 }
 
@@ -137,14 +144,14 @@ func (w *Windowed[T]) Put(ctx context.Context, v T) (bool, error) {
 // gives. It costs one round trip.
 func (w *Windowed[T]) MightContain(ctx context.Context, v T) (bool, error) {
 	var found [1]bool
-	res, err := w.c.eval(ctx, "mightContain", w.readTarget(), []T{v}, found[:0])
+	res, err := w.c.run(ctx, w.readBatch("mightContain"), []T{v}, found[:0])
 	return len(res) == 1 && res[0], err
 }
 
 // PutMany adds every value of vs to the generation current when it starts,
 // batched as [Filter.PutMany] is.
 func (w *Windowed[T]) PutMany(ctx context.Context, vs []T) error {
-	_, err := w.c.eval(ctx, "putMany", w.putTarget(), vs, nil)
+	_, err := w.c.run(ctx, w.putBatch("putMany"), vs, nil)
 	return err
 }
 
@@ -152,7 +159,7 @@ func (w *Windowed[T]) PutMany(ctx context.Context, vs []T) error {
 // might have been put in the window, batched as [Filter.MightContainMany]
 // is, and returns the extended slice. On error it returns dst unchanged.
 func (w *Windowed[T]) MightContainMany(ctx context.Context, dst []bool, vs []T) ([]bool, error) {
-	return w.c.eval(ctx, "mightContainMany", w.readTarget(), vs, dst)
+	return w.c.run(ctx, w.readBatch("mightContainMany"), vs, dst)
 }
 
 // Snapshot returns a local copy of generation gen, as [Filter.Snapshot]

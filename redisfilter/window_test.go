@@ -25,15 +25,15 @@ func TestWindowGenerations(t *testing.T) {
 		name := filterName(t)
 		start := time.Now().Truncate(time.Hour).Add(time.Hour + 10*time.Minute)
 		clk := bloom.NewManualClock(start)
-		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 1000, 1e-6, time.Hour, 3, redisfilter.WithClock(clk))
+		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 1000, 1e-6, time.Hour, 3, bloom.WithClock(clk))
 		require.NoError(t, err)
 		gen := w.Generation(start)
 		assert.Equal(t, start.Unix()/3600, gen)
-		assert.Equal(t, "{"+name+"}:"+strconv.FormatInt(gen, 10), w.Keys(gen)[0])
+		assert.Equal(t, "{"+name+"}:"+strconv.FormatInt(gen, 10), w.GenerationKeys(gen)[0])
 		cfg, err := rdb.Get(ctx, w.ConfigKeys()[0]).Result()
 		require.NoError(t, err)
 		assert.Regexp(t, `^mitzbloom/redisfilter v1 bits=28800 k=20 strategy=MURMUR128_MITZ_64 funnel="funnel.String" window=1h0m0s generations=3 id=[0-9a-f]{16}$`, cfg)
-		n, err := rdb.Exists(ctx, w.Keys(gen)[0]).Result()
+		n, err := rdb.Exists(ctx, w.GenerationKeys(gen)[0]).Result()
 		require.NoError(t, err)
 		assert.Zero(t, n, "OpenWindowed created a bitmap")
 
@@ -42,10 +42,10 @@ func TestWindowGenerations(t *testing.T) {
 		assert.True(t, changed)
 		// Created at full size, expiring one period after the last generation
 		// that reads it ends.
-		size, err := rdb.StrLen(ctx, w.Keys(gen)[0]).Result()
+		size, err := rdb.StrLen(ctx, w.GenerationKeys(gen)[0]).Result()
 		require.NoError(t, err)
 		assert.Equal(t, w.BitSize()/8, size)
-		expireAt, err := rdb.PExpireTime(ctx, w.Keys(gen)[0]).Result()
+		expireAt, err := rdb.PExpireTime(ctx, w.GenerationKeys(gen)[0]).Result()
 		require.NoError(t, err)
 		assert.Equal(t, time.Duration(gen+4)*time.Hour, expireAt)
 
@@ -100,7 +100,7 @@ func TestWindowFleet(t *testing.T) {
 	for i := range ws {
 		clk := bloom.NewManualClock(now) // the same time, read separately by each
 		var err error
-		ws[i], err = redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, replicas*perReplica, 0.01, 24*time.Hour, 2, redisfilter.WithClock(clk))
+		ws[i], err = redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, replicas*perReplica, 0.01, 24*time.Hour, 2, bloom.WithClock(clk))
 		require.NoError(t, err)
 	}
 	var wg sync.WaitGroup
@@ -147,7 +147,7 @@ func TestWindowClockSkew(t *testing.T) {
 	ahead := bloom.NewManualClock(boundary.Add(time.Second))
 	behind := bloom.NewManualClock(boundary.Add(-time.Second))
 	open := func(clk bloom.Clock) *redisfilter.Windowed[string] {
-		w, err := redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, 100, 1e-6, time.Hour, 2, redisfilter.WithClock(clk))
+		w, err := redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, 100, 1e-6, time.Hour, 2, bloom.WithClock(clk))
 		require.NoError(t, err)
 		return w
 	}
@@ -182,7 +182,7 @@ func TestWindowExpires(t *testing.T) {
 	}
 	// The bitmap expires at the end of generation gen+2.
 	time.Sleep(time.Until(time.UnixMilli((gen+2)*period.Milliseconds())) + 10*time.Millisecond)
-	n, err := rdb.Exists(ctx, w.Keys(gen)[0]).Result()
+	n, err := rdb.Exists(ctx, w.GenerationKeys(gen)[0]).Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "the bitmap outlived its expiry")
 	ok, err := w.MightContain(ctx, 1)
@@ -197,14 +197,14 @@ func TestWindowWrongKeys(t *testing.T) {
 		ctx := testContext(t)
 		name := filterName(t)
 		clk := bloom.NewManualClock(time.Now())
-		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk))
+		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 2, bloom.WithClock(clk))
 		require.NoError(t, err)
 		gen := w.Generation(clk.Now())
-		require.NoError(t, rdb.LPush(ctx, w.Keys(gen - 1)[0], "x").Err())
-		t.Cleanup(func() { rdb.Del(context.Background(), w.Keys(gen - 1)[0]) })
+		require.NoError(t, rdb.LPush(ctx, w.GenerationKeys(gen - 1)[0], "x").Err())
+		t.Cleanup(func() { rdb.Del(context.Background(), w.GenerationKeys(gen - 1)[0]) })
 		_, err = w.MightContain(ctx, "a")
 		assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
-		require.NoError(t, rdb.Set(ctx, w.Keys(gen)[0], "short", time.Minute).Err())
+		require.NoError(t, rdb.Set(ctx, w.GenerationKeys(gen)[0], "short", time.Minute).Err())
 		_, err = w.Put(ctx, "a")
 		assert.ErrorIs(t, err, redisfilter.ErrNotFilter)
 
@@ -226,7 +226,7 @@ func TestWindowDelete(t *testing.T) {
 				ctx := testContext(t)
 				name := filterName(t)
 				clock := bloom.NewManualClock(time.Now())
-				opts := []redisfilter.Option{redisfilter.WithClock(clock)}
+				opts := []redisfilter.Option{bloom.WithClock(clock)}
 				if shards > 1 {
 					opts = append(opts, redisfilter.WithShardBytes(4096))
 				}

@@ -1,11 +1,17 @@
 package redisfilter
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 const (
+	// maxNameLen bounds a filter's name, which is in every key.
+	maxNameLen = 256
+
 	// maxShardBytes is the most a Redis string holds (proto-max-bulk-len).
 	maxShardBytes = 512 << 20
 
@@ -29,10 +35,18 @@ type shard struct {
 	cfgKey  string // {tag}:config
 	holdKey string // {tag}:hold, where a Put's guard moves a bitmap it must not touch
 	gensKey string // {tag}:generations, a window's record of its generations
-	keys    []string
 }
 
 func (s *shard) nbytes() int64 { return s.nbits / 8 }
+
+// dataKey returns the key that Open finds the shard's data in: its bitmap,
+// or for a window the record of its generations.
+func (s *shard) dataKey(windowed bool) string {
+	if windowed {
+		return s.gensKey
+	}
+	return s.key
+}
 
 // genKey returns the key of generation gen's bitmap in the shard of a
 // window.
@@ -94,7 +108,7 @@ func layout(name string, bitSize, shardBytes int64) []shard {
 			used[slot] = true
 		}
 		first := int64(i) * shardBits
-		s := shard{
+		shards[i] = shard{
 			first:   first,
 			nbits:   min(shardBits, bitSize-first),
 			tag:     tag,
@@ -103,10 +117,31 @@ func layout(name string, bitSize, shardBytes int64) []shard {
 			holdKey: "{" + tag + "}:hold",
 			gensKey: "{" + tag + "}:generations",
 		}
-		s.keys = []string{s.cfgKey, s.key}
-		shards[i] = s
 	}
 	return shards
+}
+
+// validName reports why name cannot name a filter, or nil. Braces would
+// change the hash tag that keeps a filter's keys in one cluster slot, so
+// they are refused on every kind of server, for a name to mean the same
+// filter on all; '#' is kept for the tags of a filter's shards.
+func validName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("filter name is empty")
+	case len(name) > maxNameLen:
+		return fmt.Errorf("filter name is %d bytes long, more than %d", len(name), maxNameLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("filter name %q is not valid UTF-8", name)
+	case strings.ContainsAny(name, "{}#"):
+		return fmt.Errorf("filter name %q contains '{', '}' or '#', which would break the hash tag {name} that keeps a filter's keys in one Redis Cluster slot", name)
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("filter name %q contains a control character", name)
+		}
+	}
+	return nil
 }
 
 // shardBytesFor returns the size of the shards of a filter of nbytes bytes:

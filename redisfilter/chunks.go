@@ -1,0 +1,198 @@
+package redisfilter
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+)
+
+// Snapshot, BitCount and Merge work on the whole filter, chunk by chunk,
+// each chunk a script that checks its shard's config in the same step.
+const (
+	// chunkBytes bounds the bytes of a bitmap one script reads, ORs or
+	// counts, so that no command holds the server for more than a
+	// millisecond or so.
+	chunkBytes = 1 << 20
+	// chunksPerTrip is the number of chunks pipelined in one round trip.
+	chunksPerTrip = 4
+)
+
+// A chunk is a range of one shard's bytes that one script reads or ORs.
+type chunk struct {
+	shard    *shard
+	from, to int64 // in the shard's bytes, to exclusive
+}
+
+// chunks returns the ranges of at most chunkBytes that cover every shard, in
+// order, so that their bytes concatenated are the filter's.
+func (c *core[T]) chunks() []chunk {
+	var out []chunk
+	for i := range c.shards {
+		s := &c.shards[i]
+		for from := int64(0); from < s.nbytes(); from += chunkBytes {
+			out = append(out, chunk{s, from, min(s.nbytes(), from+chunkBytes)})
+		}
+	}
+	return out
+}
+
+// readChunks runs read.lua over the filter's bitmaps, or generation gen's
+// for a window, chunk by chunk, what being "range" or "count", and passes
+// each reply to each in order: a string for "range", an int64 for "count".
+func (c *core[T]) readChunks(ctx context.Context, op, what string, gen int64, each func(ch chunk, reply any) error) error {
+	all := c.chunks()
+	for trip := 0; trip < len(all); trip += chunksPerTrip {
+		chs := all[trip:min(len(all), trip+chunksPerTrip)]
+		calls := make([]call, len(chs))
+		for i, ch := range chs {
+			keys := []string{ch.shard.cfgKey, ch.shard.key}
+			if c.windowed {
+				keys = []string{ch.shard.cfgKey, ch.shard.genKey(gen), ch.shard.gensKey}
+			}
+			calls[i] = call{keys, []any{c.cfg, ch.shard.nbytes(), what, ch.from, ch.to - 1}}
+		}
+		for i, cmd := range c.runScript(ctx, readScript, calls) {
+			reply, err := cmd.Result()
+			if err != nil {
+				return c.wrap(op, err)
+			}
+			if err := each(chs[i], reply); err != nil {
+				return c.wrap(op, err)
+			}
+		}
+	}
+	return nil
+}
+
+// snapshot reads the filter's bitmaps, or generation gen's for a window,
+// and decodes them as Guava's readFrom would the writeTo stream they make.
+// Bits are only ever set, and a filter re-created meanwhile fails the
+// check, so the copy holds every value put before it started.
+func (c *core[T]) snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], error) {
+	// Guava's header, then the words.
+	buf := make([]byte, 6, 6+c.bitSize/8)
+	buf[0] = byte(c.strategy.Ordinal())
+	buf[1] = byte(c.k)
+	binary.BigEndian.PutUint32(buf[2:], uint32(c.bitSize/64))
+	err := c.readChunks(ctx, "snapshot", "range", gen, func(ch chunk, reply any) error {
+		s, _ := reply.(string)
+		switch want := ch.to - ch.from; int64(len(s)) {
+		case want:
+			buf = append(buf, s...)
+		case 0: // a generation that expired, or was never created
+			buf = append(buf, make([]byte, want)...)
+		default:
+			return fmt.Errorf("read %d bytes at %d of %s, want %d", len(s), ch.from, ch.shard.key, want)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	f, err := bloom.ReadFrom(bytes.NewReader(buf), c.funnel)
+	if err != nil {
+		return nil, c.wrap("snapshot", err)
+	}
+	return f, nil
+}
+
+// bitCount counts the bits set in the filter's bitmaps.
+func (c *core[T]) bitCount(ctx context.Context) (int64, error) {
+	var total int64
+	err := c.readChunks(ctx, "bitCount", "count", 0, func(_ chunk, reply any) error {
+		n, ok := reply.(int64)
+		if !ok {
+			return fmt.Errorf("BITCOUNT answered %T", reply)
+		}
+		total += n
+		return nil
+	})
+	return total, err
+}
+
+// merge ORs local's bits into the filter's bitmaps with merge.lua, chunk by
+// chunk; chunks of local without a bit set are not sent, but for the first
+// of each shard, which checks that the shard is there.
+func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
+	if err := c.checkLocal(local); err != nil {
+		return err
+	}
+	data, err := local.MarshalBinary()
+	if err != nil {
+		return c.wrap("merge", err)
+	}
+	words := data[6:] // without Guava's header
+	var suffix [8]byte
+	_, _ = rand.Read(suffix[:]) // never fails
+	tmp := ":merge:" + hex.EncodeToString(suffix[:])
+	var calls []call
+	flush := func() error {
+		if len(calls) == 0 {
+			return nil
+		}
+		cmds := c.runScript(ctx, mergeScript, calls)
+		calls = calls[:0]
+		for _, cmd := range cmds {
+			if err := cmd.Err(); err != nil {
+				return c.wrap("merge", err)
+			}
+		}
+		return nil
+	}
+	for _, ch := range c.chunks() {
+		start := ch.shard.first / 8
+		bits := words[start+ch.from : start+ch.to]
+		if ch.from > 0 && allZero(bits) {
+			continue
+		}
+		s := ch.shard
+		keys := []string{s.cfgKey, s.key, s.key + tmp + ":a", s.key + tmp + ":b"}
+		calls = append(calls, call{keys, []any{c.cfg, s.nbytes(), ch.from, bits}})
+		if len(calls) == chunksPerTrip {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// allZero reports whether every byte of b is 0.
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkLocal reports whether local can be merged into the filter, with
+// Guava's checks of Filter.PutAll.
+func (c *core[T]) checkLocal(local *bloom.Filter[T]) error {
+	switch {
+	case local == nil:
+		return fmt.Errorf("%w: merge %q: local filter is nil", bloom.ErrInvalidArgument, c.name)
+	case local.NumHashFunctions() != c.k:
+		return fmt.Errorf("%w: merge %q: filters must have the same number of hash functions (%d != %d)", bloom.ErrIncompatible, c.name, c.k, local.NumHashFunctions())
+	case local.BitSize() != c.bitSize:
+		return fmt.Errorf("%w: merge %q: filters must have the same size underlying bit arrays (%d != %d)", bloom.ErrIncompatible, c.name, c.bitSize, local.BitSize())
+	case local.Strategy() != c.strategy:
+		return fmt.Errorf("%w: merge %q: filters must have equal strategies (%v != %v)", bloom.ErrIncompatible, c.name, c.strategy, local.Strategy())
+	case !funnel.Equal(local.Funnel(), c.funnel):
+		return fmt.Errorf("%w: merge %q: filters must have equal funnels (%v != %v)", bloom.ErrIncompatible, c.name, c.funnel, local.Funnel())
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+package redisfilter
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/mitzbloom/mitzbloom/strategy"
+)
+
+// A filter's config key holds its parameters followed by its identity, as in
+//
+//	mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=5f0c2a9e81d4b7c3
+//
+// with " window=1h0m0s generations=3" after the funnel for a window and
+// " shard-bytes=N" for a sharded filter. Every call compares the whole
+// string, so a filter created again, even with the same parameters, is told
+// from the one a Filter opened.
+const (
+	configFormat = "mitzbloom/redisfilter v1"
+	idField      = " id="
+)
+
+// A filterParams is what a config records of a filter, but for its identity.
+type filterParams struct {
+	bitSize    int64
+	k          int
+	strategy   strategy.Strategy
+	funnel     string // the funnel's name
+	window     string // " window=… generations=…", or "" for a plain filter
+	shardBytes int64  // 0 for a filter in one string
+}
+
+// String returns p as a config records it.
+func (p filterParams) String() string {
+	s := fmt.Sprintf("%s bits=%d k=%d strategy=%v funnel=%q%s", configFormat, p.bitSize, p.k, p.strategy, p.funnel, p.window)
+	if p.shardBytes != 0 {
+		s += fmt.Sprintf(" shard-bytes=%d", p.shardBytes)
+	}
+	return s
+}
+
+// newConfig returns the config of a filter with parameters params created
+// now: the parameters and a new random identity.
+func newConfig(params string) string {
+	var id [8]byte
+	_, _ = rand.Read(id[:]) // never fails
+	return params + idField + hex.EncodeToString(id[:])
+}
+
+// paramsOf returns a stored config without its identity.
+func paramsOf(cfg string) string {
+	if i := strings.LastIndex(cfg, idField); i >= 0 {
+		return cfg[:i]
+	}
+	return cfg
+}

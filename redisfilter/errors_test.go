@@ -1,0 +1,98 @@
+package redisfilter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/mitzbloom/mitzbloom/strategy"
+)
+
+// replyError is an error reply as go-redis returns it.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+func (replyError) RedisError() {}
+
+func testCore() *core[string] {
+	params := filterParams{bitSize: 64, k: 1, strategy: strategy.Murmur128Mitz64, funnel: "funnel.String"}.String()
+	return &core[string]{name: "a b", params: params, cfg: params + " id=0123456789abcdef", lostAdvice: "; advice"}
+}
+
+func TestCodeOf(t *testing.T) {
+	tests := []struct {
+		reply string
+		kind  problemKind
+		p     problem
+	}{
+		{"MITZBLOOM_NOCONFIG {a b}:config ", noConfig, problem{kind: noConfig, key: "{a b}:config"}},
+		{"MITZBLOOM_NOBITMAP {a b#3.7} ", noBitmap, problem{kind: noBitmap, key: "{a b#3.7}"}},
+		{"MITZBLOOM_NOGENERATION {a b}:29470 ", noGeneration, problem{kind: noGeneration, key: "{a b}:29470"}},
+		{"MITZBLOOM_LENGTH {a b} 5 8", wrongLength, problem{kind: wrongLength, key: "{a b}", detail: "5 8"}},
+		{"MITZBLOOM_CONFIG {a b}:config mitzbloom/redisfilter v1 bits=64 id=1", otherConfig, problem{kind: otherConfig, key: "{a b}:config", detail: "mitzbloom/redisfilter v1 bits=64 id=1"}},
+		{"MITZBLOOM_WRONGTYPE {a}:config WRONGTYPE Operation against a key", wrongType, problem{kind: wrongType, key: "{a}:config", detail: "WRONGTYPE Operation against a key"}},
+		{"OOM command not allowed when used memory > 'maxmemory'.", outOfMemory, problem{}},
+		{"NOPERM this user has no permissions", noPermission, problem{}},
+		{"TRYAGAIN Multiple keys request during rehashing of slot", tryAgain, problem{}},
+		{"WRONGTYPE Operation against a key holding the wrong kind of value", notFilter, problem{}},
+		{"ERR unknown command", none, problem{}},
+		{"MITZBLOOM_UNKNOWN {a} x", none, problem{}},
+		{"OOMX not a code", none, problem{}},
+	}
+	for _, tc := range tests {
+		kind, p := codeOf(tc.reply)
+		assert.Equal(t, tc.kind, kind, tc.reply)
+		assert.Equal(t, tc.p, p, tc.reply)
+	}
+}
+
+func TestCodesTable(t *testing.T) {
+	seen := make(map[string]bool)
+	for kind, c := range codes {
+		if kind == int(none) {
+			continue
+		}
+		assert.NotNil(t, c.sentinel, "kind %d has no sentinel", kind)
+		if c.code != "" {
+			assert.False(t, seen[c.code], "code %s twice", c.code)
+			seen[c.code] = true
+		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	c := testCore()
+	tests := []struct {
+		err      error
+		sentinel error
+		msg      string
+	}{
+		{problem{kind: noBitmap, key: "{a b}"}, ErrLost, `redisfilter: filter lost: put "a b": bitmap {a b} is missing (deleted, evicted, or lost in a restart without persistence); advice`},
+		{replyError("MITZBLOOM_NOCONFIG {a b}:config "), ErrLost, `redisfilter: filter lost: put "a b": config key {a b}:config is missing; advice`},
+		{replyError("MITZBLOOM_LENGTH {a b} 5 8"), ErrNotFilter, `redisfilter: key holds no filter: put "a b": {a b} holds 5 bytes, want 8`},
+		{replyError("MITZBLOOM_CONFIG {a b}:config " + c.params + " id=fedcba9876543210"), ErrLost, "re-created since this Filter opened it"},
+		{replyError("MITZBLOOM_CONFIG {a b}:config mitzbloom/redisfilter v1 bits=128 id=1"), ErrMismatch, fmt.Sprintf("stored %q, want %q", "mitzbloom/redisfilter v1 bits=128", c.params)},
+		{replyError("OOM command not allowed"), ErrOutOfMemory, `redisfilter: Redis is out of memory: put "a b": OOM command not allowed`},
+		{replyError("NOPERM no"), ErrNoPermission, "NOPERM no"},
+		{replyError("TRYAGAIN later"), ErrTryAgain, "TRYAGAIN later"},
+		{replyError("WRONGTYPE Operation"), ErrNotFilter, "WRONGTYPE Operation"},
+	}
+	for _, tc := range tests {
+		err := c.wrap("put", tc.err)
+		assert.ErrorIs(t, err, tc.sentinel, "%v", tc.err)
+		assert.ErrorContains(t, err, tc.msg)
+	}
+	other := c.wrap("put", replyError("ERR something else"))
+	for _, s := range []error{ErrLost, ErrMismatch, ErrNotFilter, ErrOutOfMemory, ErrNoPermission, ErrTryAgain} {
+		assert.NotErrorIs(t, other, s)
+	}
+	var rerr replyError
+	assert.True(t, errors.As(other, &rerr), "the reply stays in the chain")
+	assert.Nil(t, c.wrap("put", nil))
+	deadline := c.wrap("put", fmt.Errorf("read: %w", context.DeadlineExceeded))
+	assert.ErrorIs(t, deadline, context.DeadlineExceeded)
+}

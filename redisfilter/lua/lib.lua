@@ -1,0 +1,44 @@
+-- lib.lua: the functions that the scripts checking a filter's keys share.
+-- scripts.go puts them after the first line (the shebang) of each script
+-- that calls check_config, and sends every script without its comment
+-- lines, which Redis would otherwise hash and parse at every EVAL.
+
+-- now_ms returns the server's time in Unix milliseconds.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- problem returns the error reply of a failed check of key: a code that
+-- errors.go's table maps to a sentinel, the key, and a detail.
+local function problem(code, key, detail)
+  return redis.error_reply('MITZBLOOM_' .. code .. ' ' .. key .. ' ' .. (detail or ''))
+end
+
+-- check_config returns the error reply for the config key key if it does
+-- not hold want, the config a process opened the filter with, or nil. A
+-- filter's identity never comes back once it changed, so a filter created
+-- again, even with the same parameters, fails the check.
+local function check_config(key, want)
+  local cfg = redis.pcall('GET', key)
+  if type(cfg) == 'table' then return problem('WRONGTYPE', key, cfg.err) end
+  if not cfg then return problem('NOCONFIG', key) end
+  if cfg ~= want then return problem('CONFIG', key, cfg) end
+  return nil
+end
+
+-- check_bitmap returns the error reply for the bitmap key if it is not one
+-- of nbytes bytes, or nil, and its length. A missing bitmap is lost for a
+-- plain filter (gens_key is nil); a missing window generation is lost if
+-- the record gens_key holds it with an expiry still to come, and otherwise
+-- not created yet, or expired.
+local function check_bitmap(key, nbytes, gens_key)
+  local len = redis.pcall('STRLEN', key)
+  if type(len) == 'table' then return problem('WRONGTYPE', key, len.err), 0 end
+  if len == nbytes then return nil, len end
+  if len ~= 0 then return problem('LENGTH', key, len .. ' ' .. nbytes), len end
+  if not gens_key then return problem('NOBITMAP', key), 0 end
+  local expires = redis.call('ZSCORE', gens_key, key)
+  if expires and now_ms() < tonumber(expires) then return problem('NOGENERATION', key), 0 end
+  return nil, 0
+end

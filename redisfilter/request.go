@@ -1,0 +1,175 @@
+package redisfilter
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// A request is what one step of a batch sends to one shard: for a put, a
+// transaction of guard.lua, one BITFIELD and unguard.lua; for a read, one
+// BITFIELD_RO per generation between two reads of the config and the
+// lengths, which check that the bits read are the filter's.
+type request struct {
+	shard *shard
+	bits  []bit // the bits of its BITFIELDs, in order
+	tx    bool  // sent within MULTI and EXEC
+	cmds  [][]any
+	res   []any // each command's reply: a value, nil for a nil reply, or a redis.Error
+	err   error // an error that left no replies
+}
+
+// newRequest returns the request that puts or tests bits, of shard s.
+func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
+	r := &request{shard: s, bits: bits}
+	bitfield := func(cmd, key string, set bool) []any {
+		per, op := 3, "GET"
+		if set {
+			per, op = 4, "SET"
+		}
+		args := make([]any, 0, 2+per*len(bits))
+		args = append(args, cmd, key)
+		for i := range bits {
+			// A pointer boxes without allocating, and go-redis sends
+			// it in decimal.
+			args = append(args, op, "u1", &bits[i].off)
+			if set {
+				args = append(args, "1")
+			}
+		}
+		return args
+	}
+	if b.put {
+		// EVAL's number of keys, then the keys, as guard.lua names them.
+		key, keys, args := s.key, []any{3, s.cfgKey, s.key, s.holdKey}, []any{c.cfg, s.nbytes()}
+		if b.windowed {
+			key = s.genKey(b.gens[0])
+			keys = []any{4, s.cfgKey, key, s.holdKey, s.gensKey}
+			args = append(args, b.expireAt)
+		}
+		guard := append(append([]any{"EVAL", guardScript.text}, keys...), args...)
+		unguard := append([]any{"EVAL", unguardScript.text}, keys...)
+		r.tx = true
+		r.cmds = [][]any{guard, bitfield("BITFIELD", key, true), unguard}
+		return r
+	}
+	keys := []string{s.key}
+	if b.windowed {
+		keys = keys[:0]
+		for _, g := range b.gens {
+			keys = append(keys, s.genKey(g))
+		}
+	}
+	// The config and the lengths are read before and after the bits: a
+	// filter's identity never comes back once changed and bits are never
+	// cleared, so if both agree the bits are the filter's.
+	r.cmds = append(r.cmds, []any{"GET", s.cfgKey})
+	for _, k := range keys {
+		r.cmds = append(r.cmds, []any{"STRLEN", k})
+		if b.windowed {
+			r.cmds = append(r.cmds, []any{"ZSCORE", s.gensKey, k})
+		}
+	}
+	for _, k := range keys {
+		r.cmds = append(r.cmds, bitfield("BITFIELD_RO", k, false))
+	}
+	r.cmds = append(r.cmds, []any{"GET", s.cfgKey})
+	for _, k := range keys {
+		r.cmds = append(r.cmds, []any{"STRLEN", k})
+	}
+	return r
+}
+
+// readReplies checks the replies of r and records what they tell in a: for
+// a put, whether each value changed a bit; for a read, whether each value
+// has a bit not set, per generation. It makes, in Go, the checks of
+// check_config and check_bitmap in lua/lib.lua.
+func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
+	if r.err != nil {
+		return r.err
+	}
+	for _, res := range r.res {
+		if err, ok := res.(error); ok {
+			return err
+		}
+	}
+	bits := func(res any) ([]any, error) {
+		v, ok := res.([]any)
+		if !ok || len(v) != len(r.bits) {
+			return nil, fmt.Errorf("BITFIELD of %s answered %T with %d values for %d bits", r.shard.key, res, len(v), len(r.bits))
+		}
+		return v, nil
+	}
+	if b.put {
+		old, err := bits(r.res[1])
+		if err != nil {
+			return err
+		}
+		for i, bt := range r.bits {
+			if old[i] == int64(0) {
+				a.changed[bt.value] = true
+			}
+		}
+		return nil
+	}
+	per := 1 // commands per key before the bits
+	if b.windowed {
+		per = 2
+	}
+	after := 1 + (per+1)*a.ngens // the second GET
+	for _, cfg := range []any{r.res[0], r.res[after]} {
+		if cfg == nil {
+			return problem{kind: noConfig, key: r.shard.cfgKey}
+		}
+		if cfg != c.cfg {
+			return problem{kind: otherConfig, key: r.shard.cfgKey, detail: fmt.Sprint(cfg)}
+		}
+	}
+	want := r.shard.nbytes()
+	for g := range a.ngens {
+		key := r.shard.key
+		if b.windowed {
+			key = r.shard.genKey(b.gens[g])
+		}
+		before, _ := r.res[1+per*g].(int64)
+		later, _ := r.res[after+1+g].(int64)
+		switch {
+		case before == want && later == want:
+			v, err := bits(r.res[1+per*a.ngens+g])
+			if err != nil {
+				return err
+			}
+			for i, bt := range r.bits {
+				if v[i] == int64(0) {
+					a.unset[bt.value*a.ngens+g] = true
+				}
+			}
+			continue
+		case before != 0 && before != want || later != 0 && later != want:
+			return problem{kind: wrongLength, key: key, detail: fmt.Sprintf("%d %d", max(before, later), want)}
+		case !b.windowed:
+			return problem{kind: noBitmap, key: key}
+		}
+		if expires := r.res[2+per*g]; expires != nil && parseMillis(expires) > b.now {
+			return problem{kind: noGeneration, key: key}
+		}
+		// A generation not created in this shard, or expired: none of
+		// its values has a bit here.
+		for _, bt := range r.bits {
+			a.unset[bt.value*a.ngens+g] = true
+		}
+	}
+	return nil
+}
+
+// parseMillis returns a sorted-set score of Unix milliseconds, which RESP3
+// answers as a double and RESP2 as a string.
+func parseMillis(score any) int64 {
+	switch s := score.(type) {
+	case float64:
+		return int64(s)
+	case string:
+		ms, _ := strconv.ParseFloat(s, 64)
+		return int64(ms)
+	}
+	return 0
+}

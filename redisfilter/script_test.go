@@ -1,0 +1,275 @@
+package redisfilter_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter"
+)
+
+// The scripts of lua/, run directly with EVAL on keys crafted for each
+// failure a script can report, on a real server.
+
+// scriptKeys are the keys of a crafted shard, in a tag of the test's own.
+type scriptKeys struct {
+	cfg, bitmap, hold, gens, gen string
+}
+
+func newScriptKeys(t *testing.T) scriptKeys {
+	tag := "{" + filterName(t) + "}"
+	return scriptKeys{cfg: tag + ":config", bitmap: tag, hold: tag + ":hold", gens: tag + ":generations", gen: tag + ":42"}
+}
+
+const scriptConfig = "mitzbloom/redisfilter v1 bits=64 k=1 strategy=MURMUR128_MITZ_64 funnel=\"funnel.String\" id=0123456789abcdef"
+
+// shardOf writes a complete shard of 8 bytes, with bits, and returns its
+// keys.
+func shardOf(t *testing.T, rdb *redis.Client, bits string) scriptKeys {
+	t.Helper()
+	ctx := testContext(t)
+	k := newScriptKeys(t)
+	require.NoError(t, rdb.Set(ctx, k.cfg, scriptConfig, 0).Err())
+	require.NoError(t, rdb.Set(ctx, k.bitmap, bits, 0).Err())
+	require.NoError(t, rdb.Set(ctx, k.hold, "mitzbloom", 0).Err())
+	return k
+}
+
+func eval(t *testing.T, rdb *redis.Client, name string, keys []string, args ...any) (any, error) {
+	t.Helper()
+	return rdb.Eval(testContext(t), redisfilter.ScriptText(name), keys, args...).Result()
+}
+
+// assertFails checks that err is an error reply of a script that the
+// package reports wrapping sentinel.
+func assertFails(t *testing.T, err error, sentinel error, what string) {
+	t.Helper()
+	var rerr redis.Error
+	require.True(t, errors.As(err, &rerr), "%s: %v is an error reply", what, err)
+	assert.ErrorIs(t, redisfilter.WrapScriptError(err), sentinel, what)
+}
+
+// breakers are the ways a test breaks a crafted shard, with the sentinel
+// that each script's failure wraps.
+var breakers = []struct {
+	name     string
+	sentinel error
+	apply    func(ctx context.Context, rdb *redis.Client, k scriptKeys) error
+}{
+	{"config missing", redisfilter.ErrLost, func(ctx context.Context, rdb *redis.Client, k scriptKeys) error { return rdb.Del(ctx, k.cfg).Err() }},
+	{"config of another filter", redisfilter.ErrMismatch, func(ctx context.Context, rdb *redis.Client, k scriptKeys) error {
+		return rdb.Set(ctx, k.cfg, "mitzbloom/redisfilter v1 bits=128 id=1", 0).Err()
+	}},
+	{"config of another type", redisfilter.ErrNotFilter, func(ctx context.Context, rdb *redis.Client, k scriptKeys) error {
+		rdb.Del(ctx, k.cfg)
+		return rdb.RPush(ctx, k.cfg, "x").Err()
+	}},
+	{"bitmap missing", redisfilter.ErrLost, func(ctx context.Context, rdb *redis.Client, k scriptKeys) error { return rdb.Del(ctx, k.bitmap).Err() }},
+	{"bitmap of another length", redisfilter.ErrNotFilter, func(ctx context.Context, rdb *redis.Client, k scriptKeys) error {
+		return rdb.Set(ctx, k.bitmap, "short", 0).Err()
+	}},
+	{"bitmap of another type", redisfilter.ErrNotFilter, func(ctx context.Context, rdb *redis.Client, k scriptKeys) error {
+		rdb.Del(ctx, k.bitmap)
+		return rdb.SAdd(ctx, k.bitmap, "x").Err()
+	}},
+}
+
+func TestScriptGuard(t *testing.T) {
+	rdb := sharedClient(t)
+	ctx := testContext(t)
+	bits := "\x01\x02\x03\x04\x05\x06\x07\x08"
+	t.Run("passes", func(t *testing.T) {
+		k := shardOf(t, rdb, bits)
+		res, err := eval(t, rdb, "guard", []string{k.cfg, k.bitmap, k.hold}, scriptConfig, 8)
+		require.NoError(t, err)
+		assert.EqualValues(t, 1, res)
+		assert.Equal(t, bits, rdb.Get(ctx, k.bitmap).Val())
+	})
+	for _, b := range breakers {
+		t.Run(b.name, func(t *testing.T) {
+			k := shardOf(t, rdb, bits)
+			require.NoError(t, b.apply(ctx, rdb, k))
+			typ := rdb.Type(ctx, k.bitmap).Val()
+			before := rdb.Dump(ctx, k.bitmap).Val()
+			keys := []string{k.cfg, k.bitmap, k.hold}
+			// As a Put sends it: the BITFIELD between the two scripts.
+			pipe := rdb.TxPipeline()
+			guard := pipe.Eval(ctx, redisfilter.ScriptText("guard"), keys, scriptConfig, 8)
+			bitfield := pipe.Do(ctx, "BITFIELD", k.bitmap, "SET", "u1", 0, 1)
+			unguard := pipe.Eval(ctx, redisfilter.ScriptText("unguard"), keys)
+			_, _ = pipe.Exec(ctx)
+			assertFails(t, guard.Err(), b.sentinel, "guard")
+			assert.Error(t, bitfield.Err(), "the BITFIELD must fail on the guard's hash")
+			assert.NoError(t, unguard.Err())
+			assert.Equal(t, typ, rdb.Type(ctx, k.bitmap).Val(), "unguard puts the bitmap back as it was")
+			assert.Equal(t, before, rdb.Dump(ctx, k.bitmap).Val(), "the bitmap is unchanged")
+			assert.Equal(t, "mitzbloom", rdb.Get(ctx, k.hold).Val())
+		})
+	}
+	t.Run("window", func(t *testing.T) {
+		k := shardOf(t, rdb, bits)
+		keys := []string{k.cfg, k.gen, k.hold, k.gens}
+		expireAt := time.Now().Add(time.Hour).UnixMilli()
+		// A generation never created is created, recorded with its expiry.
+		res, err := eval(t, rdb, "guard", keys, scriptConfig, 8, expireAt)
+		require.NoError(t, err)
+		assert.EqualValues(t, 1, res)
+		assert.EqualValues(t, 8, rdb.StrLen(ctx, k.gen).Val())
+		assert.EqualValues(t, expireAt, rdb.ZScore(ctx, k.gens, k.gen).Val())
+		assert.EqualValues(t, expireAt, rdb.PExpireTime(ctx, k.gen).Val().Milliseconds())
+		// One recorded with an expiry to come, but gone, is lost.
+		require.NoError(t, rdb.Del(ctx, k.gen).Err())
+		_, err = eval(t, rdb, "guard", keys, scriptConfig, 8, expireAt)
+		assertFails(t, err, redisfilter.ErrLost, "guard of a lost generation")
+		res, err = eval(t, rdb, "unguard", keys)
+		require.NoError(t, err)
+		assert.EqualValues(t, 1, res)
+		assert.Zero(t, rdb.Exists(ctx, k.gen).Val(), "unguard removes the guard's hash")
+		// One recorded that expired is created again.
+		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: float64(time.Now().Add(-time.Minute).UnixMilli()), Member: k.gen}).Err())
+		_, err = eval(t, rdb, "guard", keys, scriptConfig, 8, expireAt)
+		require.NoError(t, err)
+		assert.EqualValues(t, 8, rdb.StrLen(ctx, k.gen).Val())
+	})
+}
+
+func TestScriptRead(t *testing.T) {
+	rdb := sharedClient(t)
+	ctx := testContext(t)
+	bits := "\xff\x00\x0f\x00\x00\x00\x00\x01"
+	t.Run("reads", func(t *testing.T) {
+		k := shardOf(t, rdb, bits)
+		res, err := eval(t, rdb, "read", []string{k.cfg, k.bitmap}, scriptConfig, 8, "range", 1, 2)
+		require.NoError(t, err)
+		assert.Equal(t, bits[1:3], res)
+		res, err = eval(t, rdb, "read", []string{k.cfg, k.bitmap}, scriptConfig, 8, "count", 0, 7)
+		require.NoError(t, err)
+		assert.EqualValues(t, 13, res)
+	})
+	for _, b := range breakers {
+		t.Run(b.name, func(t *testing.T) {
+			k := shardOf(t, rdb, bits)
+			require.NoError(t, b.apply(ctx, rdb, k))
+			for _, what := range []string{"range", "count"} {
+				_, err := eval(t, rdb, "read", []string{k.cfg, k.bitmap}, scriptConfig, 8, what, 0, 7)
+				assertFails(t, err, b.sentinel, what)
+			}
+		})
+	}
+	t.Run("window", func(t *testing.T) {
+		k := shardOf(t, rdb, bits)
+		keys := []string{k.cfg, k.gen, k.gens}
+		for _, what := range []string{"range", "count"} {
+			res, err := eval(t, rdb, "read", keys, scriptConfig, 8, what, 0, 7)
+			require.NoError(t, err, "a generation never created reads as empty")
+			assert.Contains(t, []any{"", int64(0)}, res)
+		}
+		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: k.gen}).Err())
+		_, err := eval(t, rdb, "read", keys, scriptConfig, 8, "range", 0, 7)
+		assertFails(t, err, redisfilter.ErrLost, "a generation gone before its expiry")
+	})
+}
+
+func TestScriptMerge(t *testing.T) {
+	rdb := sharedClient(t)
+	ctx := testContext(t)
+	bits := "\x01\x00\x00\x00\x00\x00\x00\x80"
+	tmp := func(k scriptKeys) []string {
+		return []string{k.cfg, k.bitmap, k.bitmap + ":merge:a", k.bitmap + ":merge:b"}
+	}
+	t.Run("ors", func(t *testing.T) {
+		k := shardOf(t, rdb, bits)
+		res, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 6, "\x0f\x01")
+		require.NoError(t, err)
+		assert.Equal(t, "OK", res)
+		assert.Equal(t, "\x01\x00\x00\x00\x00\x00\x0f\x81", rdb.Get(ctx, k.bitmap).Val())
+		assert.Zero(t, rdb.Exists(ctx, tmp(k)[2:]...).Val(), "no temporary key is left")
+	})
+	for _, b := range breakers {
+		t.Run(b.name, func(t *testing.T) {
+			k := shardOf(t, rdb, bits)
+			require.NoError(t, b.apply(ctx, rdb, k))
+			before := rdb.Dump(ctx, k.bitmap).Val()
+			_, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\xff")
+			assertFails(t, err, b.sentinel, "merge")
+			assert.Equal(t, before, rdb.Dump(ctx, k.bitmap).Val(), "the bitmap is unchanged")
+			assert.Zero(t, rdb.Exists(ctx, tmp(k)[2:]...).Val(), "no temporary key is left")
+		})
+	}
+}
+
+func TestScriptInspect(t *testing.T) {
+	rdb := sharedClient(t)
+	ctx := testContext(t)
+	k := newScriptKeys(t)
+	res, err := eval(t, rdb, "inspect", []string{k.cfg, k.bitmap}, "bitmap")
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	_, isString := res.([]any)[0].(string)
+	assert.False(t, isString, "no config")
+	assert.EqualValues(t, 0, res.([]any)[1])
+	k = shardOf(t, rdb, "12345678")
+	res, err = eval(t, rdb, "inspect", []string{k.cfg, k.bitmap}, "bitmap")
+	require.NoError(t, err)
+	assert.Equal(t, []any{scriptConfig, int64(8)}, res)
+	require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2, Member: "b"}).Err())
+	res, err = eval(t, rdb, "inspect", []string{k.cfg, k.gens}, "generations")
+	require.NoError(t, err)
+	assert.Equal(t, []any{scriptConfig, int64(2)}, res)
+}
+
+func TestScriptCreate(t *testing.T) {
+	rdb := sharedClient(t)
+	ctx := testContext(t)
+	create := func(k scriptKeys, data, found string, foundLen int, what string) []any {
+		t.Helper()
+		res, err := eval(t, rdb, "create", []string{k.cfg, data, k.hold}, found, scriptConfig, 8, foundLen, what)
+		require.NoError(t, err)
+		return res.([]any)
+	}
+	t.Run("creates", func(t *testing.T) {
+		k := newScriptKeys(t)
+		assert.Equal(t, []any{int64(1), scriptConfig}, create(k, k.bitmap, "", 0, "create"))
+		assert.Equal(t, scriptConfig, rdb.Get(ctx, k.cfg).Val())
+		assert.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00", rdb.Get(ctx, k.bitmap).Val())
+		assert.Equal(t, "mitzbloom", rdb.Get(ctx, k.hold).Val())
+	})
+	t.Run("re-creates", func(t *testing.T) {
+		k := newScriptKeys(t)
+		require.NoError(t, rdb.Set(ctx, k.cfg, "old", 0).Err())
+		require.NoError(t, rdb.Set(ctx, k.bitmap, "123", 0).Err())
+		assert.EqualValues(t, 1, create(k, k.bitmap, "old", 3, "create")[0])
+		assert.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00", rdb.Get(ctx, k.bitmap).Val())
+	})
+	t.Run("adopts", func(t *testing.T) {
+		k := newScriptKeys(t)
+		require.NoError(t, rdb.Set(ctx, k.bitmap, "12345678", 0).Err())
+		assert.EqualValues(t, 1, create(k, k.bitmap, "", 8, "adopt")[0])
+		assert.Equal(t, "12345678", rdb.Get(ctx, k.bitmap).Val(), "an adopted bitmap keeps its bits")
+		assert.Equal(t, scriptConfig, rdb.Get(ctx, k.cfg).Val())
+	})
+	t.Run("window", func(t *testing.T) {
+		k := newScriptKeys(t)
+		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: 1, Member: "a"}).Err())
+		assert.EqualValues(t, 1, create(k, k.gens, "", 1, "generations")[0])
+		assert.EqualValues(t, 1, rdb.ZCard(ctx, k.gens).Val(), "a window's record is left alone")
+	})
+	t.Run("config changed meanwhile", func(t *testing.T) {
+		k := newScriptKeys(t)
+		require.NoError(t, rdb.Set(ctx, k.cfg, "other", 0).Err())
+		assert.Equal(t, []any{int64(0), "other"}, create(k, k.bitmap, "", 0, "create"), "a config written since Open looked")
+		assert.Zero(t, rdb.Exists(ctx, k.bitmap).Val())
+	})
+	t.Run("bitmap changed meanwhile", func(t *testing.T) {
+		k := newScriptKeys(t)
+		require.NoError(t, rdb.Set(ctx, k.bitmap, "12345678", 0).Err())
+		assert.Equal(t, []any{int64(0), ""}, create(k, k.bitmap, "", 0, "create"), "a bitmap created since Open looked")
+		assert.Equal(t, "12345678", rdb.Get(ctx, k.bitmap).Val())
+		assert.Zero(t, rdb.Exists(ctx, k.cfg).Val())
+	})
+}

@@ -1,0 +1,71 @@
+package redisfilter
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var allScripts = map[string]script{
+	"guard": guardScript, "unguard": unguardScript, "read": readScript,
+	"merge": mergeScript, "inspect": inspectScript, "create": createScript,
+}
+
+func TestScriptText(t *testing.T) {
+	for name, s := range allScripts {
+		src := luaSource(name)
+		assert.True(t, strings.HasPrefix(s.text, strings.SplitN(src, "\n", 2)[0]+"\n"), "%s starts with its shebang", name)
+		assert.Equal(t, strings.HasPrefix(src, "#!lua flags=no-writes\n"), s.readOnly, name)
+		for line := range strings.Lines(s.text) {
+			assert.False(t, strings.HasPrefix(strings.TrimSpace(line), "--"), "%s sends a comment: %q", name, line)
+		}
+		assert.Contains(t, src, "-- KEYS", "%s names its KEYS at the top", name)
+		if strings.Contains(src, "check_config(") {
+			assert.Contains(t, s.text, "local function check_config(", "%s has lib.lua's functions", name)
+		}
+	}
+}
+
+// TestScriptCodes checks that the problem codes the scripts report are the
+// codes of errors.go's table.
+func TestScriptCodes(t *testing.T) {
+	known := make(map[string]bool)
+	for _, c := range codes {
+		if strings.HasPrefix(c.code, "MITZBLOOM_") {
+			known[strings.TrimPrefix(c.code, "MITZBLOOM_")] = true
+		}
+	}
+	used := make(map[string]bool)
+	for _, name := range []string{"lib", "guard", "unguard", "read", "merge", "inspect", "create"} {
+		for _, m := range regexp.MustCompile(`problem\('([A-Z]+)'`).FindAllStringSubmatch(luaSource(name), -1) {
+			assert.True(t, known[m[1]], "%s.lua reports %s, which errors.go does not know", name, m[1])
+			used[m[1]] = true
+		}
+	}
+	for code := range known {
+		assert.True(t, used[code], "errors.go has MITZBLOOM_%s, which no script reports", code)
+	}
+}
+
+// TestScriptsCompile compiles every script as it is sent with luac5.1 -p
+// (Redis runs Lua 5.1), if it is on the PATH; CI installs it.
+func TestScriptsCompile(t *testing.T) {
+	luac, err := exec.LookPath("luac5.1")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("luac5.1 is not on the PATH; .ci/run installs the Debian package lua5.1")
+		}
+		t.Skip("luac5.1 is not on the PATH; install the Debian package lua5.1")
+	}
+	for name, s := range allScripts {
+		cmd := exec.Command(luac, "-p", "-")
+		cmd.Stdin = strings.NewReader(s.text)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s: %s", name, out)
+	}
+}
