@@ -209,11 +209,17 @@ func decode(r io.Reader, maxBits int64) (strategy.Strategy, int, *bitarray.Array
 
 // readWords reads n big-endian words, growing the result as they arrive so
 // that a header announcing more words than the stream holds costs no more
-// memory than the bytes that did arrive.
+// memory than twice the bytes that did arrive. It doubles the result's
+// capacity, up to n, rather than leave it to append, which grows large
+// slices by a quarter: reading a filter of N bytes then allocates at most
+// 2N in all, and holds at most 1.5N at once (N/2 copied into N).
 func readWords(r io.Reader, n int) ([]uint64, error) {
 	words := make([]uint64, 0, min(n, chunkWords))
 	buf := make([]byte, 8*min(n, chunkWords))
 	for len(words) < n {
+		if len(words) == cap(words) {
+			words = append(make([]uint64, 0, min(n, 2*cap(words))), words...)
+		}
 		chunk := buf[:8*min(n-len(words), chunkWords)]
 		if got, err := io.ReadFull(r, chunk); err != nil {
 			return nil, readError(err, headerSize+8*len(words)+got, headerSize+8*n)

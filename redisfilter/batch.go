@@ -3,8 +3,6 @@ package redisfilter
 import (
 	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -113,11 +111,7 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 			}
 		}
 		if err != nil {
-			if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-				// A network timeout at the deadline.
-				err = fmt.Errorf("%w: %w", cerr, err)
-			}
-			return dst[:n0], c.wrap(b.op, err)
+			return dst[:n0], c.wrap(ctx, b.op, err)
 		}
 		for vi := range trip {
 			if b.put {
@@ -162,7 +156,11 @@ func (c *core[T]) step(ctx context.Context, b *batch, bits []bit, a *answers) er
 		reqs = append(reqs, c.newRequest(&c.shards[bits[from].shard], bits[from:to], b))
 		from = to
 	}
-	c.send(ctx, reqs, b.put)
+	rt := anyNode
+	if b.put {
+		rt = write
+	}
+	c.sendChecked(ctx, reqs, rt, func(r *request) error { return c.readReplies(r, b, nil) })
 	for _, r := range reqs {
 		if err := c.readReplies(r, b, a); err != nil {
 			return err

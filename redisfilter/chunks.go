@@ -1,12 +1,12 @@
 package redisfilter
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"io"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
@@ -42,32 +42,27 @@ func (c *core[T]) chunks() []chunk {
 	return out
 }
 
-// readChunks runs read.lua over the filter's bitmaps, or generation gen's
-// for a window, chunk by chunk, what being "range" or "count", and passes
-// each reply to each in order: a string for "range", an int64 for "count".
-func (c *core[T]) readChunks(ctx context.Context, op, what string, gen int64, each func(ch chunk, reply any) error) error {
-	all := c.chunks()
-	for trip := 0; trip < len(all); trip += chunksPerTrip {
-		chs := all[trip:min(len(all), trip+chunksPerTrip)]
-		calls := make([]call, len(chs))
-		for i, ch := range chs {
-			keys := []string{ch.shard.cfgKey, ch.shard.key}
-			if c.windowed {
-				keys = []string{ch.shard.cfgKey, ch.shard.genKey(gen), ch.shard.gensKey}
-			}
-			calls[i] = call{keys, []any{c.cfg, ch.shard.nbytes(), what, ch.from, ch.to - 1}}
+// readTrip runs read.lua on chunks chs of the filter's bitmaps, or of
+// generation gen's for a window, in one round trip, what being "range" or
+// "count", and returns their replies: strings for "range", int64s for
+// "count".
+func (c *core[T]) readTrip(ctx context.Context, op, what string, gen int64, chs []chunk) ([]any, error) {
+	calls := make([]call, len(chs))
+	for i, ch := range chs {
+		keys := []string{ch.shard.cfgKey, ch.shard.key}
+		if c.windowed {
+			keys = []string{ch.shard.cfgKey, ch.shard.genKey(gen), ch.shard.gensKey}
 		}
-		for i, cmd := range c.runScript(ctx, readScript, calls) {
-			reply, err := cmd.Result()
-			if err != nil {
-				return c.wrap(op, err)
-			}
-			if err := each(chs[i], reply); err != nil {
-				return c.wrap(op, err)
-			}
-		}
+		calls[i] = call{ch.shard, keys, []any{c.cfg, ch.shard.nbytes(), what, ch.from, ch.to - 1}}
 	}
-	return nil
+	replies := make([]any, len(chs))
+	for i, rep := range c.runScript(ctx, readScript, anyNode, calls) {
+		if rep.err != nil {
+			return nil, c.wrap(ctx, op, rep.err)
+		}
+		replies[i] = rep.val
+	}
+	return replies, nil
 }
 
 // snapshot reads the filter's bitmaps, or generation gen's for a window,
@@ -75,45 +70,83 @@ func (c *core[T]) readChunks(ctx context.Context, op, what string, gen int64, ea
 // Bits are only ever set, and a filter re-created meanwhile fails the
 // check, so the copy holds every value put before it started.
 func (c *core[T]) snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], error) {
+	r := &chunkReader[T]{c: c, ctx: ctx, gen: gen, chunks: c.chunks()}
 	// Guava's header, then the words.
-	buf := make([]byte, 6, 6+c.bitSize/8)
-	buf[0] = byte(c.strategy.Ordinal())
-	buf[1] = byte(c.k)
-	binary.BigEndian.PutUint32(buf[2:], uint32(c.bitSize/64))
-	err := c.readChunks(ctx, "snapshot", "range", gen, func(ch chunk, reply any) error {
-		s, _ := reply.(string)
-		switch want := ch.to - ch.from; int64(len(s)) {
-		case want:
-			buf = append(buf, s...)
-		case 0: // a generation that expired, or was never created
-			buf = append(buf, make([]byte, want)...)
-		default:
-			return fmt.Errorf("read %d bytes at %d of %s, want %d", len(s), ch.from, ch.shard.key, want)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	r.buf = make([]byte, 6, chunksPerTrip*chunkBytes)
+	r.buf[0] = byte(c.strategy.Ordinal())
+	r.buf[1] = byte(c.k)
+	binary.BigEndian.PutUint32(r.buf[2:], uint32(c.bitSize/64))
+	f, err := bloom.ReadFrom(r, c.funnel)
+	if r.err != nil {
+		return nil, r.err
 	}
-	f, err := bloom.ReadFrom(bytes.NewReader(buf), c.funnel)
 	if err != nil {
-		return nil, c.wrap("snapshot", err)
+		return nil, c.wrap(ctx, "snapshot", err)
 	}
 	return f, nil
+}
+
+// A chunkReader reads a filter's writeTo stream from Redis, a round trip of
+// chunks at a time, for bloom.ReadFrom to decode as it arrives: so that
+// Snapshot holds no more than the filter it builds and one trip's bytes.
+type chunkReader[T any] struct {
+	c      *core[T]
+	ctx    context.Context
+	gen    int64
+	chunks []chunk // those not read yet
+	buf    []byte  // read, not yet returned
+	off    int
+	err    error // of Redis, returned as it is by snapshot
+}
+
+func (r *chunkReader[T]) Read(p []byte) (int, error) {
+	if r.off == len(r.buf) {
+		if len(r.chunks) == 0 {
+			return 0, io.EOF
+		}
+		chs := r.chunks[:min(len(r.chunks), chunksPerTrip)]
+		r.chunks = r.chunks[len(chs):]
+		replies, err := r.c.readTrip(r.ctx, "snapshot", "range", r.gen, chs)
+		if err != nil {
+			r.err = err
+			return 0, err
+		}
+		r.buf, r.off = r.buf[:0], 0
+		for i, ch := range chs {
+			s, _ := replies[i].(string)
+			switch want := ch.to - ch.from; int64(len(s)) {
+			case want:
+				r.buf = append(r.buf, s...)
+			case 0: // a generation that expired, or was never created
+				r.buf = append(r.buf, make([]byte, want)...)
+			default:
+				r.err = r.c.wrap(r.ctx, "snapshot", fmt.Errorf("read %d bytes at %d of %s, want %d", len(s), ch.from, ch.shard.key, want))
+				return 0, r.err
+			}
+		}
+	}
+	n := copy(p, r.buf[r.off:])
+	r.off += n
+	return n, nil
 }
 
 // bitCount counts the bits set in the filter's bitmaps.
 func (c *core[T]) bitCount(ctx context.Context) (int64, error) {
 	var total int64
-	err := c.readChunks(ctx, "bitCount", "count", 0, func(_ chunk, reply any) error {
-		n, ok := reply.(int64)
-		if !ok {
-			return fmt.Errorf("BITCOUNT answered %T", reply)
+	for all := c.chunks(); len(all) > 0; all = all[min(len(all), chunksPerTrip):] {
+		replies, err := c.readTrip(ctx, "bitCount", "count", 0, all[:min(len(all), chunksPerTrip)])
+		if err != nil {
+			return 0, err
 		}
-		total += n
-		return nil
-	})
-	return total, err
+		for _, reply := range replies {
+			n, ok := reply.(int64)
+			if !ok {
+				return 0, c.wrap(ctx, "bitCount", fmt.Errorf("BITCOUNT answered %T", reply))
+			}
+			total += n
+		}
+	}
+	return total, nil
 }
 
 // merge ORs local's bits into the filter's bitmaps with merge.lua, chunk by
@@ -125,7 +158,7 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
 	}
 	data, err := local.MarshalBinary()
 	if err != nil {
-		return c.wrap("merge", err)
+		return c.wrap(ctx, "merge", err)
 	}
 	words := data[6:] // without Guava's header
 	var suffix [8]byte
@@ -136,11 +169,11 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
 		if len(calls) == 0 {
 			return nil
 		}
-		cmds := c.runScript(ctx, mergeScript, calls)
+		replies := c.runScript(ctx, mergeScript, write, calls)
 		calls = calls[:0]
-		for _, cmd := range cmds {
-			if err := cmd.Err(); err != nil {
-				return c.wrap("merge", err)
+		for _, rep := range replies {
+			if rep.err != nil {
+				return c.wrap(ctx, "merge", rep.err)
 			}
 		}
 		return nil
@@ -153,7 +186,7 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
 		}
 		s := ch.shard
 		keys := []string{s.cfgKey, s.key, s.key + tmp + ":a", s.key + tmp + ":b"}
-		calls = append(calls, call{keys, []any{c.cfg, s.nbytes(), ch.from, bits}})
+		calls = append(calls, call{s, keys, []any{c.cfg, s.nbytes(), ch.from, bits}})
 		if len(calls) == chunksPerTrip {
 			if err := flush(); err != nil {
 				return err

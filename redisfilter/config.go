@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -49,10 +50,42 @@ func newConfig(params string) string {
 	return params + idField + hex.EncodeToString(id[:])
 }
 
-// paramsOf returns a stored config without its identity.
+// paramsOf returns a stored config, or a claim's, without its identity.
 func paramsOf(cfg string) string {
+	if claimed, _, ok := parseClaim(cfg); ok {
+		cfg = claimed
+	}
 	if i := strings.LastIndex(cfg, idField); i >= 0 {
 		return cfg[:i]
 	}
 	return cfg
+}
+
+// idOf returns the identity of a config.
+func idOf(cfg string) string {
+	if i := strings.LastIndex(cfg, idField); i >= 0 {
+		return cfg[i+len(idField):]
+	}
+	return ""
+}
+
+// claimPrefix starts the first shard's config key while a filter of
+// several shards is being created: "creating <deadline> <config>", where the
+// deadline is the server's time in Unix milliseconds until which the claim
+// holds (see lua/claim.lua).
+const claimPrefix = "creating "
+
+// parseClaim returns the config and the deadline of a claim, and whether v
+// is one.
+func parseClaim(v string) (cfg string, deadline int64, ok bool) {
+	rest, ok := strings.CutPrefix(v, claimPrefix)
+	if !ok {
+		return "", 0, false
+	}
+	ms, cfg, ok := strings.Cut(rest, " ")
+	deadline, err := strconv.ParseInt(ms, 10, 64)
+	if !ok || err != nil {
+		return "", 0, false
+	}
+	return cfg, deadline, true
 }

@@ -3,6 +3,7 @@ package redisfilter
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
@@ -34,6 +35,7 @@ type core[T any] struct {
 	cfg string
 	// lostAdvice ends the message of an ErrLost error: what to do.
 	lostAdvice string
+	wait       waitPolicy
 }
 
 // newCore validates the arguments of Open and OpenWindowed, sizes the
@@ -41,9 +43,9 @@ type core[T any] struct {
 // a plain filter.
 func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, window string, filter options.Settings, s settings) (core[T], error) {
 	var c core[T]
-	switch {
-	case rdb == nil:
-		return c, fmt.Errorf("%w: Redis client is nil", bloom.ErrInvalidArgument)
+	switch v := reflect.ValueOf(rdb); {
+	case rdb == nil || v.Kind() == reflect.Pointer && v.IsNil():
+		return c, fmt.Errorf("%w: Redis client is nil (%T)", bloom.ErrInvalidArgument, rdb)
 	case f == nil:
 		return c, fmt.Errorf("%w: funnel is nil", bloom.ErrInvalidArgument)
 	}
@@ -51,6 +53,9 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 		return c, fmt.Errorf("%w: a redis.Ring is not supported: it shards keys itself, without the hash slots a filter's keys share; use a Client or a ClusterClient", bloom.ErrInvalidArgument)
 	}
 	if err := validName(name); err != nil {
+		return c, fmt.Errorf("%w: %v", bloom.ErrInvalidArgument, err)
+	}
+	if err := s.wait.check(rdb); err != nil {
 		return c, fmt.Errorf("%w: %v", bloom.ErrInvalidArgument, err)
 	}
 	// A funnel cannot be stored: its name stands for it, the same in every
@@ -83,6 +88,7 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 		shardBits: shardBytes * 8,
 		windowed:  window != "",
 		params:    params.String(),
+		wait:      s.wait,
 	}, nil
 }
 
@@ -103,5 +109,5 @@ func (c *core[T]) delete(ctx context.Context, keys func(s int) []string) error {
 		pipe.Del(ctx, keys(i)...)
 	}
 	_, err := pipe.Exec(ctx)
-	return c.wrap("delete", err)
+	return c.wrap(ctx, "delete", err)
 }

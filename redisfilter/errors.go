@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -61,13 +63,23 @@ var (
 	// README's section on permissions lists.
 	ErrNoPermission = errors.New("redisfilter: no permission")
 
-	// ErrTryAgain wraps Redis Cluster's TRYAGAIN error, returned by a Put
-	// while the filter's slot is being migrated and the Put names keys
-	// some of which have moved and some not, so that neither node can run
-	// it. go-redis's ClusterClient has retried it with backoff
-	// (ClusterOptions.MaxRedirects times, 3 by default). No answer was
-	// given, so none is wrong: retry after the migration ends.
+	// ErrTryAgain is returned when Redis Cluster could not serve the call
+	// for now, after go-redis's ClusterClient retried it with backoff
+	// (ClusterOptions.MaxRedirects times, 3 by default): the filter's slot
+	// is being migrated (TRYAGAIN, MOVED or ASK), or the cluster is failing
+	// over (CLUSTERDOWN, MASTERDOWN, READONLY, LOADING). It is also
+	// returned by an Open that other processes kept changing the filter
+	// under. No answer was given, so none is wrong: retry in a moment.
 	ErrTryAgain = errors.New("redisfilter: slot is migrating")
+
+	// ErrNotReplicated is returned by a write (Put, PutMany, Merge, a
+	// Hybrid's Sync, Open creating the filter) of a filter opened with
+	// [WithWait] when Redis's WAIT did not confirm, within the timeout,
+	// that as many replicas as asked received the write, on every node
+	// written: the bits are set on the master, but a failover now could
+	// lose them. Writes can be repeated: retry, and if it persists, look at
+	// the replicas (INFO replication).
+	ErrNotReplicated = errors.New("redisfilter: write not confirmed by replicas")
 )
 
 // A problem is what a check of a filter's keys found wrong, in Go or in a
@@ -99,6 +111,12 @@ const (
 	outOfMemory
 	noPermission
 	tryAgain
+	moved
+	ask
+	clusterDown
+	masterDown
+	readOnly
+	loading
 	notFilter
 )
 
@@ -127,12 +145,25 @@ var codes = [...]struct {
 	outOfMemory:       {"OOM", ErrOutOfMemory},
 	noPermission:      {"NOPERM", ErrNoPermission},
 	tryAgain:          {"TRYAGAIN", ErrTryAgain},
+	moved:             {"MOVED", ErrTryAgain},
+	ask:               {"ASK", ErrTryAgain},
+	clusterDown:       {"CLUSTERDOWN", ErrTryAgain},
+	masterDown:        {"MASTERDOWN", ErrTryAgain},
+	readOnly:          {"READONLY", ErrTryAgain},
+	loading:           {"LOADING", ErrTryAgain},
 	notFilter:         {"WRONGTYPE", ErrNotFilter},
 }
 
+// abortPrefix starts the error of an EXEC that Redis refused because of an
+// error in the transaction, which follows.
+const abortPrefix = "EXECABORT Transaction discarded because of: "
+
 // codeOf returns the kind of an error reply msg and, for a script's
-// problem, the problem.
+// problem, the problem. An EXECABORT has the kind of the error it names.
 func codeOf(msg string) (problemKind, problem) {
+	if cause, ok := strings.CutPrefix(msg, abortPrefix); ok {
+		msg = strings.TrimPrefix(cause, "-")
+	}
 	code, rest, _ := strings.Cut(msg, " ")
 	for kind, c := range codes {
 		if c.code == "" || c.code != code {
@@ -195,9 +226,24 @@ func (c *core[T]) problemError(op string, p problem) error {
 	return fmt.Errorf("%w: %s %q: %s", sentinel, op, c.name, detail)
 }
 
+// isProblem reports whether err is a problem, found in Go or by a script.
+func isProblem(err error) bool {
+	var p problem
+	if errors.As(err, &p) {
+		return true
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		_, p = codeOf(rerr.Error())
+	}
+	return p.kind != none
+}
+
 // wrap turns an error of a call op into one of this package's, naming the
-// call and the filter.
-func (c *core[T]) wrap(op string, err error) error {
+// call and the filter. An error of the network at or after ctx's deadline,
+// which go-redis sets on its connections when ContextTimeoutEnabled is
+// set, wraps ctx's error too.
+func (c *core[T]) wrap(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -215,8 +261,26 @@ func (c *core[T]) wrap(op string, err error) error {
 			return fmt.Errorf("%w: %s %q: %w", codes[kind].sentinel, op, c.name, err)
 		}
 	}
+	if cerr := contextCause(ctx, err); cerr != nil {
+		err = fmt.Errorf("%w: %w", cerr, err)
+	}
 	c.reloadSlots(err)
 	return fmt.Errorf("redisfilter: %s %q: %w", op, c.name, err)
+}
+
+// contextCause returns ctx's error if ctx is done, or if err is a timeout
+// at or after ctx's deadline, and err does not already wrap it; nil
+// otherwise.
+func contextCause(ctx context.Context, err error) error {
+	cerr := ctx.Err()
+	var nerr net.Error
+	if deadline, ok := ctx.Deadline(); cerr == nil && ok && errors.As(err, &nerr) && nerr.Timeout() && !time.Now().Before(deadline) {
+		cerr = context.DeadlineExceeded
+	}
+	if cerr == nil || errors.Is(err, cerr) {
+		return nil
+	}
+	return cerr
 }
 
 // reloadSlots makes a cluster client reload its map of slots to nodes after

@@ -82,17 +82,17 @@ func TestWrap(t *testing.T) {
 		{replyError("WRONGTYPE Operation"), ErrNotFilter, "WRONGTYPE Operation"},
 	}
 	for _, tc := range tests {
-		err := c.wrap("put", tc.err)
+		err := c.wrap(context.Background(), "put", tc.err)
 		assert.ErrorIs(t, err, tc.sentinel, "%v", tc.err)
 		assert.ErrorContains(t, err, tc.msg)
 	}
-	other := c.wrap("put", replyError("ERR something else"))
+	other := c.wrap(context.Background(), "put", replyError("ERR something else"))
 	for _, s := range []error{ErrLost, ErrMismatch, ErrNotFilter, ErrOutOfMemory, ErrNoPermission, ErrTryAgain} {
 		assert.NotErrorIs(t, other, s)
 	}
 	var rerr replyError
 	assert.True(t, errors.As(other, &rerr), "the reply stays in the chain")
-	assert.Nil(t, c.wrap("put", nil))
-	deadline := c.wrap("put", fmt.Errorf("read: %w", context.DeadlineExceeded))
+	assert.Nil(t, c.wrap(context.Background(), "put", nil))
+	deadline := c.wrap(context.Background(), "put", fmt.Errorf("read: %w", context.DeadlineExceeded))
 	assert.ErrorIs(t, deadline, context.DeadlineExceeded)
 }

@@ -51,7 +51,7 @@ func (c *core[T]) checkEviction(ctx context.Context, s settings) error {
 		err = check(ctx, c.rdb)
 	}
 	if err != nil && !errors.Is(err, ErrEvictable) {
-		return c.wrap("open", err)
+		return c.wrap(ctx, "open", err)
 	}
 	return err
 }

@@ -66,13 +66,13 @@ const evenShards = 256
 
 // layout cuts a filter of bitSize bits into shards of shardBytes bytes (the
 // last may be shorter), with hash tags that put each in its own cluster slot
-// while there are at most as many shards as slots. A filter of one shard has
-// the tag name, the keys {name} and {name}:config; shard 0 of more has the
-// tag name#0, whatever the number of shards, so that processes that open a
-// filter with different shard sizes meet at its config; shard s > 0 has the
-// tag name#s, or name#s.j for the first j whose slot is in the shard's range
-// (see evenShards) or, for more shards than that, no earlier shard has.
-// Every process derives the same tags from the name and the size.
+// while there are at most as many shards as slots. Shard 0 has the tag
+// name, the keys {name} and {name}:config, whatever the number of shards,
+// so that processes that open a name with any parameters, in any layout,
+// meet at its config; shard s > 0 has the tag name#s, or name#s.j for the
+// first j whose slot is in the shard's range (see evenShards) or, for more
+// shards than that, no earlier shard has. Every process derives the same
+// tags from the name and the size.
 func layout(name string, bitSize, shardBytes int64) []shard {
 	shardBits := shardBytes * 8
 	n := (bitSize + shardBits - 1) / shardBits
@@ -80,7 +80,7 @@ func layout(name string, bitSize, shardBytes int64) []shard {
 	used := make(map[uint16]bool, n)
 	// rangeStart returns the first slot of range k of n.
 	rangeStart := func(k int64) int64 { return k * clusterSlots / n }
-	slot0 := int64(keySlot(name + "#0"))
+	slot0 := int64(keySlot(name))
 	k0 := slot0 * n / clusterSlots
 	if slot0 >= rangeStart(k0+1) {
 		k0++
@@ -88,11 +88,11 @@ func layout(name string, bitSize, shardBytes int64) []shard {
 	var buf []byte
 	for i := range shards {
 		tag := name
-		if n > 1 {
+		if i > 0 {
 			k := (k0 + int64(i)) % n
 			lo, hi := rangeStart(k), rangeStart(k+1)
 			fits := func(slot uint16) bool {
-				return !used[slot] && (n > evenShards || i == 0 || lo <= int64(slot) && int64(slot) < hi)
+				return !used[slot] && (n > evenShards || lo <= int64(slot) && int64(slot) < hi)
 			}
 			base := name + "#" + strconv.Itoa(i)
 			tag = base
@@ -106,6 +106,8 @@ func layout(name string, bitSize, shardBytes int64) []shard {
 				}
 			}
 			used[slot] = true
+		} else {
+			used[keySlot(name)] = true
 		}
 		first := int64(i) * shardBits
 		shards[i] = shard{

@@ -8,141 +8,197 @@ import (
 	"time"
 )
 
-// A found is what Open found of one shard with inspect.lua: its config (""
-// for none) and the length of its bitmap, or for a window the number of
-// generations its record holds.
+// Open reads every shard first, without writing, so that a read-only user
+// opens an existing filter, and writes only to create a filter, and then
+// only shards still as it read them. A filter's first shard, {name}, holds
+// its config whatever its layout, so that every Open of a name meets every
+// other there.
+//
+// A filter of several shards is created in steps: its first shard's config
+// key is claimed (lua/claim.lua), then the other shards are created, from
+// the last, and the first last, its config replacing the claim. So a
+// filter whose first shard has its config is complete, one whose first
+// shard holds a claim is being created, and one whose other shards exist
+// without any config in the first has lost its first shard. An Open that
+// finds a claim waits while it is renewed, and takes over one that is not,
+// finishing the creation it claimed; since no Filter could open a filter
+// before it was complete, none has had a put.
+const (
+	// claimLease is how long a claim holds unless renewed: the creation
+	// renews it before each shard, which takes some 10 ms to create, so
+	// this is how long an abandoned creation delays the next Open.
+	claimLease = 5 * time.Second
+	// growStep is what one call of grow.lua adds to a bitmap being
+	// created: a new string of n bytes costs Redis about a millisecond per
+	// MiB to allocate and zero, and growing one by n bytes about as much.
+	growStep = 2 << 20
+	// newBitmapTTL is how long a bitmap being created lives without being
+	// grown or put in place.
+	newBitmapTTL = time.Minute
+	// pollInterval is how often an Open waiting for another's creation looks
+	// again.
+	pollInterval = 50 * time.Millisecond
+)
+
+// A found is what Open found of one shard with inspect.lua.
 type found struct {
-	cfg string
-	n   int64
+	cfg string // the config key's value, "" for none
+	n   int64  // the bitmap's length, or for a window the generations recorded
+	now int64  // the server's time, Unix ms
 }
 
-// errPending reports a filter whose shards Open found in a state that
-// another process creating or re-creating it passes through.
-var errPending = errors.New("redisfilter: filter is being created")
+// A creation is what Open is to write.
+type creation struct {
+	cfg   string // the config of the filter
+	claim bool   // claim the first shard before writing the others
+	write []bool // the shards to write
+}
+
+// errWait reports a filter that another process is creating; errChanged, a
+// filter that changed since Open read it.
+var (
+	errWait    = errors.New("redisfilter: filter is being created")
+	errChanged = errors.New("redisfilter: filter changed while it was being created")
+)
 
 // open finds the filter's config, or creates the filter, and records the
-// config in c. It reads first, without writing, so that a read-only user
-// opens an existing filter; it writes only to create, and then only the
-// shards that did not change since it read. It creates shards from the last
-// to the first, so that a filter whose first shard has its config is
-// complete, and one that has some shards but not the first is being
-// created, which it waits for.
+// config in c.
 func (c *core[T]) open(ctx context.Context, s settings) error {
 	if err := c.checkEviction(ctx, s); err != nil {
 		return err
 	}
-	data, bitmap := "bitmap", "create"
-	if c.windowed {
-		data, bitmap = "generations", "generations"
-	}
-	waits := 10 + len(c.shards)
 	for attempt := 0; ; attempt++ {
-		calls := make([]call, len(c.shards))
-		for i := range c.shards {
-			calls[i] = call{[]string{c.shards[i].cfgKey, c.shards[i].dataKey(c.windowed)}, []any{data}}
+		seen, legacy, err := c.inspect(ctx)
+		if err != nil {
+			return err
 		}
-		seen := make([]found, len(c.shards))
-		for i, cmd := range c.runScript(ctx, inspectScript, calls) {
-			res, err := cmd.Slice()
-			if err != nil {
-				return c.wrap("open", err)
-			}
-			seen[i].cfg, _ = res[0].(string)
-			seen[i].n, _ = res[1].(int64)
-		}
-		cfg, write, err := c.decide(seen, s)
-		if errors.Is(err, errPending) && attempt < waits {
+		create, err := c.decide(seen, legacy, s)
+		if errors.Is(err, errWait) {
 			select {
 			case <-ctx.Done():
-				return c.wrap("open", ctx.Err())
-			case <-time.After(50 * time.Millisecond):
+				return c.wrap(ctx, "open", ctx.Err())
+			case <-time.After(pollInterval):
 			}
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		done := true
-		for i := len(c.shards) - 1; i >= 0 && done; i-- {
-			if !write[i] {
-				continue
-			}
-			sh, was := &c.shards[i], seen[i]
-			what := bitmap
-			if !c.windowed && was.cfg == "" && was.n != 0 {
-				what = "adopt"
-			}
-			keys := []string{sh.cfgKey, calls[i].keys[1], sh.holdKey}
-			res, err := c.runScript(ctx, createScript, []call{{keys, []any{was.cfg, cfg, sh.nbytes(), was.n, what}}})[0].Slice()
-			if err != nil {
-				return c.wrap("open", err)
-			}
-			ok, _ := res[0].(int64)
-			done = ok == 1
-		}
-		if done {
-			c.cfg = cfg
+		if create.write == nil {
+			c.cfg = create.cfg
 			return nil
 		}
-		if attempt == waits {
-			return fmt.Errorf("redisfilter: open %q: the filter changed under every attempt to create it", c.name)
+		err = c.create(ctx, seen, create)
+		if errors.Is(err, errChanged) && attempt < 10+len(c.shards) {
+			continue // another process created or changed it meanwhile
 		}
-		// Another process created or changed it meanwhile: look again.
+		if err != nil {
+			return c.wrap(ctx, "open", err)
+		}
+		c.cfg = create.cfg
+		return nil
 	}
 }
 
-// decide returns the config an opened filter is to have, given what Open
-// found of each shard, and which shards to write it to (creating their
-// bitmaps, or re-creating them, or adopting them).
-func (c *core[T]) decide(seen []found, s settings) (string, []bool, error) {
-	write := make([]bool, len(seen))
-	ids := make(map[string]bool)
-	fresh, complete := true, true
-	var lost []string
+// inspect returns what inspect.lua finds of each shard, and of {name#0}, the
+// first shard of a filter of several shards in the releases before this
+// one.
+func (c *core[T]) inspect(ctx context.Context) ([]found, found, error) {
+	data := "bitmap"
+	if c.windowed {
+		data = "generations"
+	}
+	legacy := &shard{key: "{" + c.name + "#0}", cfgKey: "{" + c.name + "#0}:config"}
+	calls := make([]call, len(c.shards), len(c.shards)+1)
+	for i := range c.shards {
+		s := &c.shards[i]
+		calls[i] = call{s, []string{s.cfgKey, s.dataKey(c.windowed)}, []any{data}}
+	}
+	calls = append(calls, call{legacy, []string{legacy.cfgKey, legacy.key}, []any{"bitmap"}})
+	seen := make([]found, len(calls))
+	for i, rep := range c.runScript(ctx, inspectScript, master, calls) {
+		res, ok := rep.val.([]any)
+		if rep.err == nil && (!ok || len(res) != 3) {
+			rep.err = fmt.Errorf("inspect.lua answered %v", rep.val)
+		}
+		if rep.err != nil {
+			return nil, found{}, c.wrap(ctx, "open", rep.err)
+		}
+		seen[i].cfg, _ = res[0].(string)
+		seen[i].n, _ = res[1].(int64)
+		seen[i].now, _ = res[2].(int64)
+	}
+	return seen[:len(c.shards)], seen[len(c.shards)], nil
+}
+
+// decide says, from what Open found, which config the filter is to have
+// and what to write, or why it cannot be opened.
+func (c *core[T]) decide(seen []found, legacy found, s settings) (creation, error) {
+	first := seen[0]
+	all := func(cfg string) (creation, error) {
+		w := make([]bool, len(seen))
+		for i := range w {
+			w[i] = true
+		}
+		return creation{cfg: cfg, claim: len(seen) > 1, write: w}, nil
+	}
+	if claimed, deadline, ok := parseClaim(first.cfg); ok {
+		live := deadline > first.now
+		switch {
+		case paramsOf(claimed) != c.params && live:
+			return creation{}, c.problemError("open", problem{kind: otherConfig, key: c.shards[0].cfgKey, detail: claimed})
+		case live:
+			return creation{}, errWait
+		case paramsOf(claimed) != c.params:
+			return all(newConfig(c.params))
+		}
+		// Finish the abandoned creation: its complete shards stay.
+		w := make([]bool, len(seen))
+		for i, f := range seen {
+			w[i] = i == 0 || f.cfg != claimed || !c.windowed && f.n != c.shards[i].nbytes()
+		}
+		return creation{cfg: claimed, claim: true, write: w}, nil
+	}
 	for i, f := range seen {
 		if f.cfg != "" && paramsOf(f.cfg) != c.params {
-			return "", nil, c.problemError("open", problem{kind: otherConfig, key: c.shards[i].cfgKey, detail: f.cfg})
+			return creation{}, c.problemError("open", problem{kind: otherConfig, key: c.shards[i].cfgKey, detail: f.cfg})
 		}
 	}
+	if first.cfg == "" && legacy.cfg != "" {
+		return creation{}, fmt.Errorf("%w: open %q: %s holds the config of a filter of this name that an earlier release of redisfilter created, which kept the first shard of a sharded filter there; delete that filter's keys ({%s}, {%s#…}) or use another name", ErrMismatch, c.name, c.name+"#0}:config", c.name, c.name)
+	}
+	var problems []string
+	fresh, ids := true, make(map[string]bool)
 	for i, f := range seen {
 		sh := &c.shards[i]
 		if !c.windowed && f.n != 0 && f.n != sh.nbytes() {
-			return "", nil, c.problemError("open", problem{kind: wrongLength, key: sh.key, detail: fmt.Sprintf("%d %d", f.n, sh.nbytes())})
+			return creation{}, c.problemError("open", problem{kind: wrongLength, key: sh.key, detail: fmt.Sprintf("%d %d", f.n, sh.nbytes())})
 		}
+		fresh = fresh && f.cfg == "" && f.n == 0
 		if f.cfg != "" {
 			ids[f.cfg] = true
 		}
-		fresh = fresh && f.cfg == "" && f.n == 0
-		ok := f.cfg != "" && f.cfg == seen[0].cfg && (c.windowed || f.n != 0)
-		complete = complete && ok
-		if !ok {
-			lost = append(lost, c.incomplete(sh, f).explain())
+		if f.cfg == "" || f.cfg != first.cfg || !c.windowed && f.n == 0 {
+			problems = append(problems, c.incomplete(sh, f).explain())
 		}
-	}
-	all := func() []bool {
-		for i := range write {
-			write[i] = true
-		}
-		return write
 	}
 	switch {
 	case fresh:
-		return newConfig(c.params), all(), nil
-	case complete:
-		return seen[0].cfg, write, nil
+		return all(newConfig(c.params))
+	case problems == nil:
+		return creation{cfg: first.cfg}, nil
 	case s.recreate:
-		return newConfig(c.params), all(), nil
+		return all(newConfig(c.params))
 	case s.adopt && len(ids) <= 1 && c.adoptable(seen):
 		cfg := newConfig(c.params)
 		for id := range ids {
 			cfg = id
 		}
+		w := make([]bool, len(seen))
 		for i, f := range seen {
-			write[i] = f.cfg == ""
+			w[i] = f.cfg == ""
 		}
-		return cfg, write, nil
-	case len(seen) > 1 && (seen[0].cfg == "" || len(ids) > 1) && c.pending(seen):
-		return "", nil, errPending
+		return creation{cfg: cfg, write: w}, nil
 	}
 	advice := "open it with WithRecreate to start it again empty, or rebuild it from a Hybrid's Sync"
 	if c.adoptable(seen) && len(ids) <= 1 {
@@ -151,7 +207,7 @@ func (c *core[T]) decide(seen []found, s settings) (string, []bool, error) {
 	if c.windowed {
 		advice = "if the generations are this filter's, open it with WithAdopt to take them back; otherwise delete the filter's keys"
 	}
-	return "", nil, fmt.Errorf("%w: open %q: %s: the values put may be gone; %s", ErrLost, c.name, strings.Join(lost, "; "), advice)
+	return creation{}, fmt.Errorf("%w: open %q: %s: the values put may be gone; %s", ErrLost, c.name, strings.Join(problems, "; "), advice)
 }
 
 // incomplete returns what is wrong with a shard s that Open found
@@ -185,15 +241,99 @@ func (c *core[T]) adoptable(seen []found) bool {
 	return some
 }
 
-// pending reports whether every shard Open found is either absent or
-// complete, as while another process creates the filter or re-creates it.
-func (c *core[T]) pending(seen []found) bool {
-	for _, f := range seen {
-		absent := f.cfg == "" && f.n == 0
-		complete := f.cfg != "" && (c.windowed || f.n != 0)
-		if !absent && !complete {
-			return false
+// create writes what cr says, from the last shard to the first, claiming
+// the first shard first if cr says so, and renewing the claim before each
+// shard. It returns errChanged if a shard, or the claim, is not as Open
+// found it. If ctx ends after it claimed the filter, it gives the claim up,
+// so that the next Open need not wait for it to expire.
+func (c *core[T]) create(ctx context.Context, seen []found, cr creation) (err error) {
+	claim := seen[0].cfg
+	renew := func() error {
+		if !cr.claim {
+			return nil
+		}
+		var ok bool
+		claim, ok, err = c.claim(ctx, claim, cr.cfg, claimLease)
+		if err == nil && !ok {
+			err = errChanged
+		}
+		return err
+	}
+	if err := renew(); err != nil {
+		return err
+	}
+	if cr.claim {
+		defer func() {
+			if err != nil && ctx.Err() != nil {
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+				defer cancel()
+				_, _, _ = c.claim(rctx, claim, cr.cfg, 0)
+			}
+		}()
+	}
+	mode := "create"
+	if c.windowed {
+		mode = "generations"
+	}
+	for i := len(c.shards) - 1; i >= 0; i-- {
+		if !cr.write[i] {
+			continue
+		}
+		if i < len(c.shards)-1 {
+			if err := renew(); err != nil {
+				return err
+			}
+		}
+		s, was := &c.shards[i], seen[i]
+		if i == 0 {
+			was.cfg = claim
+		}
+		what, newKey := mode, s.key+":new:"+idOf(cr.cfg)
+		if !c.windowed && was.cfg == "" && was.n == s.nbytes() && !cr.claim {
+			what = "adopt"
+		}
+		if what == "create" {
+			if err := c.grow(ctx, s, newKey); err != nil {
+				return err
+			}
+		}
+		keys := []string{s.cfgKey, s.dataKey(c.windowed), s.holdKey, newKey}
+		rep := c.runScript(ctx, createScript, write, []call{{s, keys, []any{was.cfg, cr.cfg, s.nbytes(), was.n, what}}})[0]
+		if rep.err != nil {
+			return rep.err
+		}
+		if res, _ := rep.val.([]any); len(res) == 0 || res[0] != int64(1) {
+			return errChanged
 		}
 	}
-	return true
+	return nil
+}
+
+// claim runs claim.lua on the first shard: if its config key still holds
+// found, it writes a claim for cfg that holds for lease, and returns it.
+func (c *core[T]) claim(ctx context.Context, found, cfg string, lease time.Duration) (string, bool, error) {
+	s := &c.shards[0]
+	rep := c.runScript(ctx, claimScript, master, []call{{s, []string{s.cfgKey}, []any{found, cfg, lease.Milliseconds()}}})[0]
+	if rep.err != nil {
+		return found, false, rep.err
+	}
+	res, _ := rep.val.([]any)
+	if len(res) != 3 {
+		return found, false, fmt.Errorf("claim.lua answered %v", rep.val)
+	}
+	claim, _ := res[1].(string)
+	return claim, res[0] == int64(1), nil
+}
+
+// grow creates the bitmap of shard s at key, growStep bytes per command.
+func (c *core[T]) grow(ctx context.Context, s *shard, key string) error {
+	for n := min(growStep, s.nbytes()); ; n = min(n+growStep, s.nbytes()) {
+		rep := c.runScript(ctx, growScript, master, []call{{s, []string{key}, []any{n, newBitmapTTL.Milliseconds()}}})[0]
+		if rep.err != nil {
+			return rep.err
+		}
+		if n == s.nbytes() {
+			return nil
+		}
+	}
 }

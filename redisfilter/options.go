@@ -22,6 +22,7 @@ type settings struct {
 	recreate      bool
 	adopt         bool
 	shardBytes    int64
+	wait          waitPolicy
 }
 
 // own returns the Option called name that sets what set sets.

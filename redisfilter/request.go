@@ -16,6 +16,11 @@ type request struct {
 	cmds  [][]any
 	res   []any // each command's reply: a value, nil for a nil reply, or a redis.Error
 	err   error // an error that left no replies
+	// replica is set if a replica answered.
+	replica bool
+	// unconfirmed wraps ErrNotReplicated for a write that WithWait asks
+	// to confirm and WAIT did not.
+	unconfirmed error
 }
 
 // newRequest returns the request that puts or tests bits, of shard s.
@@ -81,8 +86,9 @@ func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
 
 // readReplies checks the replies of r and records what they tell in a: for
 // a put, whether each value changed a bit; for a read, whether each value
-// has a bit not set, per generation. It makes, in Go, the checks of
-// check_config and check_bitmap in lua/lib.lua.
+// has a bit not set, per generation. For a read it first checks, in Go,
+// what check_config and check_bitmap in lua/lib.lua check, and records
+// nothing if they fail; with a nil a, it only checks.
 func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 	if r.err != nil {
 		return r.err
@@ -101,7 +107,7 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 	}
 	if b.put {
 		old, err := bits(r.res[1])
-		if err != nil {
+		if err != nil || a == nil {
 			return err
 		}
 		for i, bt := range r.bits {
@@ -109,13 +115,13 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 				a.changed[bt.value] = true
 			}
 		}
-		return nil
+		return r.unconfirmed
 	}
-	per := 1 // commands per key before the bits
+	ngens, per := 1, 1 // per: commands per key before the bits
 	if b.windowed {
-		per = 2
+		ngens, per = len(b.gens), 2
 	}
-	after := 1 + (per+1)*a.ngens // the second GET
+	after := 1 + (per+1)*ngens // the second GET
 	for _, cfg := range []any{r.res[0], r.res[after]} {
 		if cfg == nil {
 			return problem{kind: noConfig, key: r.shard.cfgKey}
@@ -125,7 +131,8 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 		}
 	}
 	want := r.shard.nbytes()
-	for g := range a.ngens {
+	created := make([]bool, ngens)
+	for g := range ngens {
 		key := r.shard.key
 		if b.windowed {
 			key = r.shard.genKey(b.gens[g])
@@ -134,15 +141,7 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 		later, _ := r.res[after+1+g].(int64)
 		switch {
 		case before == want && later == want:
-			v, err := bits(r.res[1+per*a.ngens+g])
-			if err != nil {
-				return err
-			}
-			for i, bt := range r.bits {
-				if v[i] == int64(0) {
-					a.unset[bt.value*a.ngens+g] = true
-				}
-			}
+			created[g] = true
 			continue
 		case before != 0 && before != want || later != 0 && later != want:
 			return problem{kind: wrongLength, key: key, detail: fmt.Sprintf("%d %d", max(before, later), want)}
@@ -154,8 +153,25 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 		}
 		// A generation not created in this shard, or expired: none of
 		// its values has a bit here.
-		for _, bt := range r.bits {
-			a.unset[bt.value*a.ngens+g] = true
+	}
+	if a == nil {
+		return nil
+	}
+	for g := range ngens {
+		if !created[g] {
+			for _, bt := range r.bits {
+				a.unset[bt.value*ngens+g] = true
+			}
+			continue
+		}
+		v, err := bits(r.res[1+per*ngens+g])
+		if err != nil {
+			return err
+		}
+		for i, bt := range r.bits {
+			if v[i] == int64(0) {
+				a.unset[bt.value*ngens+g] = true
+			}
 		}
 	}
 	return nil

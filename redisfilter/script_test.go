@@ -3,6 +3,7 @@ package redisfilter_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"testing"
 	"time"
 
@@ -209,18 +210,71 @@ func TestScriptInspect(t *testing.T) {
 	k := newScriptKeys(t)
 	res, err := eval(t, rdb, "inspect", []string{k.cfg, k.bitmap}, "bitmap")
 	require.NoError(t, err)
-	require.Len(t, res, 2)
+	require.Len(t, res, 3)
 	_, isString := res.([]any)[0].(string)
 	assert.False(t, isString, "no config")
 	assert.EqualValues(t, 0, res.([]any)[1])
+	assert.InDelta(t, time.Now().UnixMilli(), res.([]any)[2], 60e3, "the server's time")
 	k = shardOf(t, rdb, "12345678")
 	res, err = eval(t, rdb, "inspect", []string{k.cfg, k.bitmap}, "bitmap")
 	require.NoError(t, err)
-	assert.Equal(t, []any{scriptConfig, int64(8)}, res)
+	assert.Equal(t, []any{scriptConfig, int64(8)}, res.([]any)[:2])
 	require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2, Member: "b"}).Err())
 	res, err = eval(t, rdb, "inspect", []string{k.cfg, k.gens}, "generations")
 	require.NoError(t, err)
-	assert.Equal(t, []any{scriptConfig, int64(2)}, res)
+	assert.Equal(t, []any{scriptConfig, int64(2)}, res.([]any)[:2])
+}
+
+func TestScriptClaim(t *testing.T) {
+	rdb := sharedClient(t)
+	ctx := testContext(t)
+	claim := func(k scriptKeys, found, cfg string, lease time.Duration) []any {
+		t.Helper()
+		res, err := eval(t, rdb, "claim", []string{k.cfg}, found, cfg, lease.Milliseconds())
+		require.NoError(t, err)
+		require.Len(t, res, 3)
+		return res.([]any)
+	}
+	k := newScriptKeys(t)
+	res := claim(k, "", scriptConfig, time.Hour)
+	require.EqualValues(t, 1, res[0])
+	mine := res[1].(string)
+	assert.Regexp(t, `^creating \d+ `+regexp.QuoteMeta(scriptConfig)+"$", mine)
+	assert.Equal(t, mine, rdb.Get(ctx, k.cfg).Val())
+
+	res = claim(k, "", scriptConfig, time.Hour)
+	assert.Equal(t, []any{int64(0), mine}, res[:2], "the config key changed since it was read")
+	res = claim(k, mine, "mitzbloom/redisfilter v1 bits=128 id=2", time.Hour)
+	assert.Equal(t, []any{int64(0), mine}, res[:2], "a live claim of another creation is not taken")
+	res = claim(k, mine, scriptConfig, time.Hour)
+	assert.EqualValues(t, 1, res[0], "the creation renews its claim")
+	mine = res[1].(string)
+	res = claim(k, mine, scriptConfig, 0)
+	assert.EqualValues(t, 1, res[0], "and gives it up")
+	given := res[1].(string)
+	res = claim(k, given, "mitzbloom/redisfilter v1 bits=128 id=2", time.Hour)
+	assert.EqualValues(t, 1, res[0], "an expired claim is taken over")
+	res = claim(k, "", scriptConfig, time.Hour)
+	assert.EqualValues(t, 0, res[0])
+}
+
+func TestScriptGrow(t *testing.T) {
+	rdb := sharedClient(t)
+	ctx := testContext(t)
+	k := newScriptKeys(t)
+	key := k.bitmap + ":new:1"
+	for _, step := range []struct{ to, want int }{{3, 3}, {8, 8}, {8, 8}, {5, 8}} {
+		res, err := eval(t, rdb, "grow", []string{key}, step.to, 60000)
+		require.NoError(t, err)
+		assert.EqualValues(t, step.want, res, "grown to %d", step.to)
+	}
+	assert.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00", rdb.Get(ctx, key).Val(), "it never shrinks")
+	require.NoError(t, rdb.SetRange(ctx, key, 0, "x").Err())
+	_, err := eval(t, rdb, "grow", []string{key}, 8, 60000)
+	require.NoError(t, err)
+	assert.Equal(t, "x", rdb.GetRange(ctx, key, 0, 0).Val(), "it never writes over a byte")
+	ttl := rdb.PTTL(ctx, key).Val()
+	assert.True(t, ttl > 50*time.Second && ttl <= time.Minute, "it expires unless grown again: %v", ttl)
 }
 
 func TestScriptCreate(t *testing.T) {
@@ -228,23 +282,37 @@ func TestScriptCreate(t *testing.T) {
 	ctx := testContext(t)
 	create := func(k scriptKeys, data, found string, foundLen int, what string) []any {
 		t.Helper()
-		res, err := eval(t, rdb, "create", []string{k.cfg, data, k.hold}, found, scriptConfig, 8, foundLen, what)
+		res, err := eval(t, rdb, "create", []string{k.cfg, data, k.hold, k.bitmap + ":new:1"}, found, scriptConfig, 8, foundLen, what)
 		require.NoError(t, err)
 		return res.([]any)
 	}
+	grown := func(k scriptKeys, bits string) {
+		t.Helper()
+		require.NoError(t, rdb.Set(ctx, k.bitmap+":new:1", bits, time.Minute).Err())
+	}
 	t.Run("creates", func(t *testing.T) {
 		k := newScriptKeys(t)
+		grown(k, "\x00\x00\x00\x00\x00\x00\x00\x00")
 		assert.Equal(t, []any{int64(1), scriptConfig}, create(k, k.bitmap, "", 0, "create"))
 		assert.Equal(t, scriptConfig, rdb.Get(ctx, k.cfg).Val())
 		assert.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00", rdb.Get(ctx, k.bitmap).Val())
+		assert.EqualValues(t, -1, rdb.PTTL(ctx, k.bitmap).Val(), "the bitmap does not expire")
+		assert.Zero(t, rdb.Exists(ctx, k.bitmap+":new:1").Val())
 		assert.Equal(t, "mitzbloom", rdb.Get(ctx, k.hold).Val())
 	})
 	t.Run("re-creates", func(t *testing.T) {
 		k := newScriptKeys(t)
 		require.NoError(t, rdb.Set(ctx, k.cfg, "old", 0).Err())
 		require.NoError(t, rdb.Set(ctx, k.bitmap, "123", 0).Err())
+		grown(k, "\x00\x00\x00\x00\x00\x00\x00\x00")
 		assert.EqualValues(t, 1, create(k, k.bitmap, "old", 3, "create")[0])
 		assert.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00", rdb.Get(ctx, k.bitmap).Val())
+	})
+	t.Run("new bitmap not grown", func(t *testing.T) {
+		k := newScriptKeys(t)
+		grown(k, "\x00\x00\x00")
+		assert.Equal(t, []any{int64(0), ""}, create(k, k.bitmap, "", 0, "create"))
+		assert.Zero(t, rdb.Exists(ctx, k.bitmap, k.cfg).Val())
 	})
 	t.Run("adopts", func(t *testing.T) {
 		k := newScriptKeys(t)
@@ -261,12 +329,14 @@ func TestScriptCreate(t *testing.T) {
 	})
 	t.Run("config changed meanwhile", func(t *testing.T) {
 		k := newScriptKeys(t)
+		grown(k, "\x00\x00\x00\x00\x00\x00\x00\x00")
 		require.NoError(t, rdb.Set(ctx, k.cfg, "other", 0).Err())
 		assert.Equal(t, []any{int64(0), "other"}, create(k, k.bitmap, "", 0, "create"), "a config written since Open looked")
 		assert.Zero(t, rdb.Exists(ctx, k.bitmap).Val())
 	})
 	t.Run("bitmap changed meanwhile", func(t *testing.T) {
 		k := newScriptKeys(t)
+		grown(k, "\x00\x00\x00\x00\x00\x00\x00\x00")
 		require.NoError(t, rdb.Set(ctx, k.bitmap, "12345678", 0).Err())
 		assert.Equal(t, []any{int64(0), ""}, create(k, k.bitmap, "", 0, "create"), "a bitmap created since Open looked")
 		assert.Equal(t, "12345678", rdb.Get(ctx, k.bitmap).Val())

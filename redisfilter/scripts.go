@@ -2,7 +2,9 @@ package redisfilter
 
 import (
 	"context"
+	"crypto/sha1"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"strings"
 
@@ -24,15 +26,17 @@ var (
 	unguardScript = loadScript("unguard", false)
 	readScript    = loadScript("read", true)
 	mergeScript   = loadScript("merge", true)
-	inspectScript = loadScript("inspect", false)
+	inspectScript = loadScript("inspect", true)
+	claimScript   = loadScript("claim", true)
+	growScript    = loadScript("grow", false)
 	createScript  = loadScript("create", false)
 )
 
 // A script is one of lua/, as it is sent to Redis.
 type script struct {
-	*redis.Script
 	text     string
-	readOnly bool // flags=no-writes: sent with EVALSHA_RO and EVAL_RO
+	sha      string // its SHA-1, in hex, for EVALSHA
+	readOnly bool   // flags=no-writes: sent with EVALSHA_RO and EVAL_RO
 }
 
 // loadScript returns lua/name.lua, after its first line the functions of
@@ -52,7 +56,8 @@ func loadScript(name string, withLib bool) script {
 		}
 	}
 	text := b.String()
-	return script{Script: redis.NewScript(text), text: text, readOnly: strings.Contains(shebang, "flags=no-writes")}
+	sha := sha1.Sum([]byte(text))
+	return script{text: text, sha: hex.EncodeToString(sha[:]), readOnly: strings.Contains(shebang, "flags=no-writes")}
 }
 
 // luaSource returns the text of lua/name.lua.
@@ -64,66 +69,81 @@ func luaSource(name string) string {
 	return string(b)
 }
 
-// A call is one run of a script: its keys and arguments.
+// A call is one run of a script on one shard: its keys, in the shard's
+// slot, and its arguments.
 type call struct {
-	keys []string
-	args []any
+	shard *shard
+	keys  []string
+	args  []any
 }
 
-// runScript runs s once per call, pipelined, and returns their commands,
-// each with its reply or error. Scripts are run by their SHA-1; a server
-// that does not know it (after a restart, or SCRIPT FLUSH) gets the calls
-// that failed sent again with the script's text, which is safe because
-// none of them ran.
-func (c *core[T]) runScript(ctx context.Context, s script, calls []call) []*redis.Cmd {
-	cmds := c.pipelineScript(ctx, s, false, calls)
-	var retry []int
-	for i, cmd := range cmds {
-		if noScript(cmd.Err()) {
-			retry = append(retry, i)
-		}
-	}
-	if len(retry) > 0 {
-		again := make([]call, len(retry))
-		for j, i := range retry {
-			again[j] = calls[i]
-		}
-		for j, cmd := range c.pipelineScript(ctx, s, true, again) {
-			cmds[retry[j]] = cmd
-		}
-	}
-	return cmds
+// A reply is what a call of a script returned.
+type reply struct {
+	val any // nil for Lua's false
+	err error
 }
 
-// pipelineScript sends s once per call, by its SHA-1, or by its text if
-// text is set.
-func (c *core[T]) pipelineScript(ctx context.Context, s script, text bool, calls []call) []*redis.Cmd {
-	send := func(r redis.Scripter, cl call) *redis.Cmd {
-		switch {
-		case s.readOnly && text:
-			return s.EvalRO(ctx, r, cl.keys, cl.args...)
-		case s.readOnly:
-			return s.EvalShaRO(ctx, r, cl.keys, cl.args...)
-		case text:
-			return s.Eval(ctx, r, cl.keys, cl.args...)
-		}
-		return s.EvalSha(ctx, r, cl.keys, cl.args...)
+// command returns the command that runs s for cl: by its SHA-1, or by its
+// text if text is set, with the _RO commands if s only reads.
+func (s script) command(text bool, cl call) []any {
+	name, body := "EVALSHA", s.sha
+	if text {
+		name, body = "EVAL", s.text
 	}
-	if len(calls) == 1 {
-		return []*redis.Cmd{send(c.rdb, calls[0])}
+	if s.readOnly {
+		name += "_RO"
 	}
-	pipe := c.rdb.Pipeline()
-	cmds := make([]*redis.Cmd, len(calls))
+	args := make([]any, 0, 3+len(cl.keys)+len(cl.args))
+	args = append(args, name, body, len(cl.keys))
+	for _, k := range cl.keys {
+		args = append(args, k)
+	}
+	return append(args, cl.args...)
+}
+
+// runScript runs s once per call, each on its shard's node as rt says (see
+// send), and returns each call's reply. Scripts are run by their SHA-1; a
+// server that does not know it (after a restart, or SCRIPT FLUSH) gets the
+// calls that failed sent again with the script's text, which is safe
+// because none of them ran.
+func (c *core[T]) runScript(ctx context.Context, s script, rt route, calls []call) []reply {
+	reqs := make([]*request, len(calls))
 	for i, cl := range calls {
-		cmds[i] = send(pipe, cl)
+		reqs[i] = &request{shard: cl.shard, cmds: [][]any{s.command(false, cl)}}
 	}
-	// Each command carries its own error, checked by the caller.
-	_, _ = pipe.Exec(ctx)
-	return cmds
+	failed := func(r *request) error {
+		if r.err != nil {
+			return r.err
+		}
+		if err, ok := r.res[0].(error); ok {
+			return err
+		}
+		return nil
+	}
+	c.sendChecked(ctx, reqs, rt, failed)
+	var again []*request
+	for i, r := range reqs {
+		if noScript(failed(r)) {
+			r.res, r.err, r.cmds = nil, nil, [][]any{s.command(true, calls[i])}
+			again = append(again, r)
+		}
+	}
+	if len(again) > 0 {
+		c.sendChecked(ctx, again, rt, failed)
+	}
+	replies := make([]reply, len(reqs))
+	for i, r := range reqs {
+		if err := failed(r); err != nil {
+			replies[i].err = err
+			continue
+		}
+		replies[i] = reply{val: r.res[0], err: r.unconfirmed}
+	}
+	return replies
 }
 
 // noScript reports whether err says that the server does not know a
 // script's SHA-1.
 func noScript(err error) bool {
-	return errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")
+	return err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT"))
 }

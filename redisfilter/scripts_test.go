@@ -13,7 +13,8 @@ import (
 
 var allScripts = map[string]script{
 	"guard": guardScript, "unguard": unguardScript, "read": readScript,
-	"merge": mergeScript, "inspect": inspectScript, "create": createScript,
+	"merge": mergeScript, "inspect": inspectScript, "claim": claimScript,
+	"grow": growScript, "create": createScript,
 }
 
 func TestScriptText(t *testing.T) {
@@ -25,8 +26,8 @@ func TestScriptText(t *testing.T) {
 			assert.False(t, strings.HasPrefix(strings.TrimSpace(line), "--"), "%s sends a comment: %q", name, line)
 		}
 		assert.Contains(t, src, "-- KEYS", "%s names its KEYS at the top", name)
-		if strings.Contains(src, "check_config(") {
-			assert.Contains(t, s.text, "local function check_config(", "%s has lib.lua's functions", name)
+		if strings.Contains(src, "check_config(") || strings.Contains(src, "now_ms(") {
+			assert.Contains(t, s.text, "local function now_ms(", "%s has lib.lua's functions", name)
 		}
 	}
 }
@@ -41,7 +42,7 @@ func TestScriptCodes(t *testing.T) {
 		}
 	}
 	used := make(map[string]bool)
-	for _, name := range []string{"lib", "guard", "unguard", "read", "merge", "inspect", "create"} {
+	for _, name := range []string{"lib", "guard", "unguard", "read", "merge", "inspect", "claim", "grow", "create"} {
 		for _, m := range regexp.MustCompile(`problem\('([A-Z]+)'`).FindAllStringSubmatch(luaSource(name), -1) {
 			assert.True(t, known[m[1]], "%s.lua reports %s, which errors.go does not know", name, m[1])
 			used[m[1]] = true

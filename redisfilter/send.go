@@ -10,27 +10,44 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// send sends reqs, each to its shard's node: on a cluster, the master for a
-// put, and for a read a replica if the client was created with ReadOnly,
-// chosen as go-redis chooses one; in one pipeline per node, the nodes in
-// parallel, so a batch costs one round trip per node. A request whose node
-// answers MOVED, ASK or the like is sent again through go-redis's routing,
-// which follows redirections and retries with backoff.
-func (c *core[T]) send(ctx context.Context, reqs []*request, write bool) {
+// A route says where send sends a request.
+type route int
+
+const (
+	// anyNode is for reads that a replica may serve: on a ClusterClient
+	// created with ReadOnly, a replica of the shard's master, chosen as
+	// go-redis chooses one (RouteByLatency, RouteRandomly).
+	anyNode route = iota
+	// master is for reads that must see what the master holds.
+	master
+	// write is for writes: the master, and with WithWait, a WAIT on the
+	// connection that carried them.
+	write
+)
+
+// send sends reqs, each to its shard's node as rt says, in one pipeline per
+// node, the nodes in parallel, so that they cost one round trip per node. A
+// request whose node answers MOVED, ASK or the like is sent again through
+// go-redis's routing, which follows redirections and retries with backoff;
+// so is a read after a network error, since a replica that died is still in
+// the client's map until its next reload, and go-redis's own routing falls
+// back to the master.
+func (c *core[T]) send(ctx context.Context, reqs []*request, rt route) {
 	cl, ok := c.rdb.(*redis.ClusterClient)
 	if !ok {
-		sendTo(ctx, c.rdb, reqs)
+		c.sendTo(ctx, c.rdb, reqs, rt)
 		return
 	}
-	replicas := !write && cl.Options().ReadOnly
+	replicas := rt == anyNode && cl.Options().ReadOnly
 	byNode := make(map[*redis.Client][]*request)
 	for _, r := range reqs {
-		var node *redis.Client
-		var err error
-		if replicas {
-			node, err = cl.SlaveForKey(ctx, r.shard.key)
-		} else {
-			node, err = cl.MasterForKey(ctx, r.shard.key)
+		node, err := cl.MasterForKey(ctx, r.shard.key)
+		if err == nil && replicas {
+			var replica *redis.Client
+			if replica, err = cl.SlaveForKey(ctx, r.shard.key); err == nil {
+				r.replica = replica != node
+				node = replica
+			}
 		}
 		if err != nil {
 			r.err = err
@@ -41,20 +58,16 @@ func (c *core[T]) send(ctx context.Context, reqs []*request, write bool) {
 	var wg sync.WaitGroup
 	for node, rs := range byNode {
 		if len(byNode) == 1 {
-			sendTo(ctx, node, rs)
+			c.sendTo(ctx, node, rs, rt)
 			break
 		}
-		wg.Go(func() { sendTo(ctx, node, rs) })
+		wg.Go(func() { c.sendTo(ctx, node, rs, rt) })
 	}
 	wg.Wait()
 	reloaded := false
 	for _, r := range reqs {
-		// A read, which may be sent again safely, also after a network
-		// error: a replica that died is still in the client's map until
-		// its next reload, and go-redis's own routing falls back to the
-		// master.
 		var rerr redis.Error
-		retry := r.err != nil && (redirected(r.err) || replicas && !errors.As(r.err, &rerr) && ctx.Err() == nil)
+		retry := r.err != nil && (redirected(r.err) || r.replica && !errors.As(r.err, &rerr) && ctx.Err() == nil)
 		if !retry {
 			continue
 		}
@@ -62,7 +75,7 @@ func (c *core[T]) send(ctx context.Context, reqs []*request, write bool) {
 			cl.ReloadState(ctx)
 			reloaded = true
 		}
-		r.err, r.res = nil, nil
+		r.err, r.res, r.replica = nil, nil, false
 		cmds := make([]*redis.Cmd, len(r.cmds))
 		add := func(p redis.Pipeliner) error {
 			for i, args := range r.cmds {
@@ -78,12 +91,44 @@ func (c *core[T]) send(ctx context.Context, reqs []*request, write bool) {
 		for _, cmd := range cmds {
 			r.record(cmd)
 		}
+		if rt == write && c.wait.replicas > 0 {
+			// go-redis chose the connection: no WAIT can confirm it.
+			r.unconfirmed = fmt.Errorf("%w: the write was redirected to another node (the slot moved), where no WAIT can confirm it; the bits are set", ErrNotReplicated)
+		}
+	}
+}
+
+// sendChecked sends reqs as send does and checks each with check; a request
+// that a replica answered and check finds a problem in (its keys missing or
+// of another creation: the replica lags its master, is syncing from it
+// after a restart, or serves a slot that is moving) is sent again to its
+// master, whose answer stands, so that a replica never reports a loss that
+// its master does not confirm.
+func (c *core[T]) sendChecked(ctx context.Context, reqs []*request, rt route, check func(*request) error) {
+	c.send(ctx, reqs, rt)
+	var again []*request
+	for _, r := range reqs {
+		if r.replica && isProblem(check(r)) {
+			r.err, r.res, r.replica = nil, nil, false
+			again = append(again, r)
+		}
+	}
+	if len(again) > 0 {
+		c.send(ctx, again, master)
 	}
 }
 
 // sendTo sends reqs to one server in one pipeline, a request's transaction
-// within MULTI and EXEC.
-func sendTo(ctx context.Context, node redis.Cmdable, reqs []*request) {
+// within MULTI and EXEC; for a write with WithWait, on a connection of its
+// own, followed by a WAIT on it, whose answer every request records.
+func (c *core[T]) sendTo(ctx context.Context, node redis.Cmdable, reqs []*request, rt route) {
+	var conn *redis.Conn
+	client, ok := node.(*redis.Client)
+	if ok && rt == write && c.wait.replicas > 0 {
+		conn = client.Conn()
+		defer conn.Close()
+		node = conn
+	}
 	pipe := node.Pipeline()
 	cmds := make([][]*redis.Cmd, len(reqs))
 	execs := make([]*redis.Cmd, len(reqs))
@@ -123,6 +168,12 @@ func sendTo(ctx context.Context, node redis.Cmdable, reqs []*request) {
 				r.err = fmt.Errorf("EXEC answered %d replies for %d commands", len(res), len(r.cmds))
 			}
 			r.res = res
+		}
+	}
+	if conn != nil {
+		unconfirmed := c.wait.confirm(ctx, conn, client.Options().Addr)
+		for _, r := range reqs {
+			r.unconfirmed = unconfirmed
 		}
 	}
 }

@@ -197,7 +197,7 @@ func (w *Windowed[T]) Delete(ctx context.Context) error {
 		gens[i] = pipe.ZRange(ctx, s.gensKey, 0, -1)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return w.c.wrap("delete", err)
+		return w.c.wrap(ctx, "delete", err)
 	}
 	return w.c.delete(ctx, func(i int) []string {
 		s := &w.c.shards[i]
