@@ -72,6 +72,28 @@ func (p *Proxy) writeMetrics(w io.Writer) error {
 	m.sample("connectproxy_tunnel_bytes_total", float64(s.Tunnels.BytesUp), "direction", "up")
 	m.sample("connectproxy_tunnel_bytes_total", float64(s.Tunnels.BytesDown), "direction", "down")
 
+	listeners := make([]string, 0, len(s.Connections))
+	for name := range s.Connections {
+		listeners = append(listeners, name)
+	}
+	sort.Strings(listeners)
+	for _, f := range []struct {
+		name, typ, help string
+		v               func(ConnStats) float64
+	}{
+		{"connectproxy_connections_active", "gauge", "Client connections open now, tunnels' included.", func(c ConnStats) float64 { return float64(c.Active) }},
+		{"connectproxy_connections_idle", "gauge", "Client connections open with no request in progress and no tunnel.", func(c ConnStats) float64 { return float64(c.Idle) }},
+		{"connectproxy_connections_max", "gauge", "Client connections allowed open at once (-max-conns).", func(c ConnStats) float64 { return float64(c.Max) }},
+		{"connectproxy_connections_accepted_total", "counter", "Client connections let in.", func(c ConnStats) float64 { return float64(c.Accepted) }},
+		{"connectproxy_connections_refused_total", "counter", "Client connections closed at once at the cap, when none was idle.", func(c ConnStats) float64 { return float64(c.Refused) }},
+		{"connectproxy_connections_shed_total", "counter", "Idle client connections closed at the cap to let a new one in.", func(c ConnStats) float64 { return float64(c.Shed) }},
+	} {
+		m.family(f.name, f.typ, f.help)
+		for _, name := range listeners {
+			m.sample(f.name, f.v(s.Connections[name]), "listener", name)
+		}
+	}
+
 	m.family("connectproxy_refusals_total", "counter", "Requests refused, by reason.")
 	reasons := make([]string, 0, len(s.Rejected))
 	for r := range s.Rejected {

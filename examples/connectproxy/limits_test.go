@@ -103,14 +103,7 @@ func TestIdleKeepAlive(t *testing.T) {
 	defer conn.Close()
 	br := bufio.NewReader(conn)
 	for range 2 { // the connection is kept alive between requests
-		_, err = io.WriteString(conn, "GET /stats HTTP/1.1\r\nHost: x\r\n\r\n")
-		require.NoError(t, err)
-		resp, err := http.ReadResponse(br, nil)
-		require.NoError(t, err)
-		_, err = io.Copy(io.Discard, resp.Body)
-		require.NoError(t, err)
-		resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Equal(t, http.StatusOK, getOn(t, conn, br, "/stats"))
 	}
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(hangGuard)))
 	_, err = br.ReadByte()
@@ -243,7 +236,7 @@ func TestMetrics(t *testing.T) {
 	}
 	assert.Positive(t, samples[`connectproxy_filter_fill_ratio{kind="destination",generation="current"}`])
 	assert.NotContains(t, samples, `connectproxy_filter_fill_ratio{kind="destination",generation="previous"}`, "no previous generation yet")
-	assert.Len(t, samples, 4+int(refusals-1)+2*6, "every sample is checked for form")
+	assert.Len(t, samples, 4+int(refusals-1)+2*6+6, "every sample is checked for form")
 }
 
 // TestSlowloris opens a few hundred connections that send part of a

@@ -6,9 +6,9 @@
 // Usage:
 //
 //	go run ./examples/connectproxy [-listen 127.0.0.1:8080] [-admin addr]
-//		[-allow-ports 443] [-allow-hosts cidr,name,...]
-//		[-max-tunnels 1024] [-max-client-tunnels 64] [-idle-timeout 5m]
-//		[-window 1m] [-expected 100000] [-fpp 0.01]
+//		[-allow-ports 443] [-allow-hosts cidr,name,...] [-allow-machine]
+//		[-max-conns n] [-max-tunnels 1024] [-max-client-tunnels 64]
+//		[-idle-timeout 5m] [-window 1m] [-expected 100000] [-fpp 0.01]
 //
 // Then, in another terminal:
 //
@@ -16,12 +16,17 @@
 //	curl http://127.0.0.1:8080/stats
 //	curl http://127.0.0.1:8080/metrics
 //
-// By default it tunnels only to port 443 of public addresses: never to
-// loopback, private, link-local, multicast or reserved addresses, nor to
-// itself, unless -allow-hosts lists them. It listens on loopback by
+// By default it tunnels only to port 443 of public addresses: never to an
+// address of the IANA special-purpose registries (loopback, private,
+// link-local, documentation, reserved and the rest), nor to multicast,
+// unless -allow-hosts lists them; never to this machine's own addresses
+// unless -allow-machine; and never to itself. It listens on loopback by
 // default; on a public address, anyone who reaches it can use it to reach
 // whatever its policy allows. It only tunnels; other requests in proxy form
 // get 405.
+//
+// A mistake in the command line makes it exit with status 2, naming the
+// flag; any other error with status 1.
 package main
 
 import (
@@ -31,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -38,16 +44,41 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stderr)
 	stop()
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
+	var usage usageError
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &usage):
+		if !usage.printed {
+			fmt.Fprintln(os.Stderr, "connectproxy:", err)
+		}
+		os.Exit(2)
+	default:
 		fmt.Fprintln(os.Stderr, "connectproxy:", err)
 		os.Exit(1)
 	}
+}
+
+// A usageError is a mistake in the command line, for which the program
+// exits with status 2, as the flag package's programs do.
+type usageError struct {
+	err     error
+	printed bool // by the flag package, with the usage
+}
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// flagError returns a usageError for the value of the flag name.
+func flagError(name string, err error) error {
+	return usageError{err: fmt.Errorf("-%s: %w", name, err)}
 }
 
 // run parses args, serves until ctx is done, and logs to logw.
@@ -57,31 +88,78 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 	listen := fs.String("listen", "127.0.0.1:8080", "`address` to listen on")
 	admin := fs.String("admin", "", "`address` to serve /stats and /metrics on; empty means on -listen, to loopback clients only")
 	allowPorts := fs.String("allow-ports", "443", "comma-separated destination `ports` and ranges lo-hi tunnelled to")
-	allowHosts := fs.String("allow-hosts", "", "comma-separated CIDR prefixes and host `names` tunnelled to although loopback, private, link-local, multicast or reserved")
-	maxTunnels := fs.Int("max-tunnels", 1024, "tunnels open at once, past which requests get 503")
+	allowHosts := fs.String("allow-hosts", "", "comma-separated CIDR prefixes and host `names` tunnelled to although in a special-purpose range: loopback, private, link-local, documentation, reserved, multicast and the rest")
+	allowMachine := fs.Bool("allow-machine", false, "judge this machine's own addresses by -allow-hosts like any other, instead of refusing them all")
+	maxConns := fs.Int("max-conns", 0, "client `connections` open at once, tunnels' included, past which idle ones are closed and, when none is idle, new ones refused; 0 means what the descriptor limit leaves")
+	maxTunnels := fs.Int("max-tunnels", defaultTunnels, "tunnels open at once, past which requests get 503; fewer by default if the descriptor limit is low")
 	maxClient := fs.Int("max-client-tunnels", 64, "tunnels open at once from one client address, past which it gets 429")
 	idle := fs.Duration("idle-timeout", 5*time.Minute, "how long a tunnel may carry no byte before it is closed")
 	window := fs.Duration("window", time.Minute, "how long destinations and clients are remembered: one to two windows")
 	expected := fs.Int64("expected", 100_000, "new destinations (and new clients) per window the filters are sized for")
 	fpp := fs.Float64("fpp", 0.01, "false-positive probability of each filter generation; the filters' is up to twice that")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err: err, printed: true}
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return usageError{err: fmt.Errorf("unexpected arguments %q", fs.Args())}
 	}
 	policy, err := parsePolicy(*allowPorts, *allowHosts)
 	if err != nil {
-		return err
+		return usageError{err: err}
 	}
-	if *maxTunnels <= 0 || *maxClient <= 0 || *idle <= 0 {
-		return errors.New("-max-tunnels, -max-client-tunnels and -idle-timeout must be > 0")
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, f := range []struct {
+		name, rule string
+		ok         bool
+	}{
+		{"max-conns", ">= 0", *maxConns >= 0},
+		{"max-tunnels", "> 0", *maxTunnels > 0},
+		{"max-client-tunnels", "> 0", *maxClient > 0},
+		{"idle-timeout", "> 0", *idle > 0},
+	} {
+		if !f.ok {
+			return flagError(f.name, fmt.Errorf("%s must be %s", fs.Lookup(f.name).Value, f.rule))
+		}
+	}
+	if *window <= 0 {
+		return flagError("window", fmt.Errorf("window (%v) must be > 0", *window))
+	}
+	if _, _, err := bloom.Size(*expected, 0.5); err != nil {
+		return flagError("expected", err)
+	}
+	if _, _, err := bloom.Size(1, *fpp); err != nil {
+		return flagError("fpp", err)
+	}
+	for _, f := range []struct{ name, addr string }{{"listen", *listen}, {"admin", *admin}} {
+		if _, _, err := net.SplitHostPort(f.addr); f.addr != "" && err != nil {
+			return flagError(f.name, err)
+		}
+	}
+	nofile, limited := openFileLimit()
+	if !limited {
+		nofile = math.MaxInt32
+	}
+	tunnels := *maxTunnels
+	if !set["max-tunnels"] {
+		tunnels = 0
+	}
+	tunnels, conns, err := budget(nofile, *admin != "", tunnels, *maxConns)
+	switch {
+	case err != nil && (set["max-conns"] || set["max-tunnels"]):
+		return usageError{err: fmt.Errorf("-max-conns, -max-tunnels: %w", err)}
+	case err != nil:
+		return err
 	}
 
 	logger := slog.New(slog.NewTextHandler(logw, nil))
 	cfg := Config{
 		Window: *window, ExpectedInsertions: *expected, FPP: *fpp,
-		Policy: policy, MaxTunnels: *maxTunnels, MaxClientTunnels: *maxClient, IdleTimeout: *idle,
+		Policy: policy, AllowMachine: *allowMachine,
+		MaxTunnels: tunnels, MaxClientTunnels: *maxClient, IdleTimeout: *idle,
 		SeparateAdmin: *admin != "", Log: logger,
 	}
 	var lns []net.Listener
@@ -90,13 +168,17 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 			ln.Close()
 		}
 	}()
-	for _, addr := range []string{*listen, *admin} {
-		if addr == "" {
+	for _, f := range []struct{ name, addr string }{{"listen", *listen}, {"admin", *admin}} {
+		if f.addr == "" {
 			continue
 		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return err
+		ln, err := net.Listen("tcp", f.addr)
+		var addrErr *net.AddrError
+		switch {
+		case errors.As(err, &addrErr):
+			return flagError(f.name, err)
+		case err != nil:
+			return fmt.Errorf("-%s: %w", f.name, err)
 		}
 		lns = append(lns, ln)
 		if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
@@ -109,11 +191,15 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 	}
 	servers := []*http.Server{newServer(p, logger, Timeouts{})}
 	attrs := []any{"addr", lns[0].Addr().String()}
+	lns[0] = p.Limit("proxy", lns[0], servers[0], conns)
 	if *admin != "" {
 		servers = append(servers, newServer(p.Admin(), logger, Timeouts{}))
 		attrs = append(attrs, "admin", lns[1].Addr().String())
+		lns[1] = p.Limit("admin", lns[1], servers[1], adminConns)
 	}
-	logger.Info("listening", append(attrs, "allow-ports", *allowPorts, "allow-hosts", *allowHosts)...)
+	attrs = append(attrs, "allow-ports", *allowPorts, "allow-hosts", *allowHosts, "allow-machine", *allowMachine,
+		"max-conns", conns, "max-tunnels", tunnels, "open-file-limit", nofile)
+	logger.Info("listening", attrs...)
 
 	served := make(chan error, len(servers))
 	for i, srv := range servers {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,4 +111,61 @@ func TestRunArguments(t *testing.T) {
 		}
 	}
 	assert.ErrorIs(t, run(context.Background(), []string{"-h"}, io.Discard), flag.ErrHelp)
+}
+
+// TestRunArgumentsNameTheFlag checks that every mistake in the command line
+// is a usageError that starts with the flag's name.
+func TestRunArgumentsNameTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-fpp", "2"}, "-fpp: bloom: invalid argument: false positive probability (2.0) must be < 1.0"},
+		{[]string{"-fpp", "0"}, "-fpp: "},
+		{[]string{"-expected", "-3"}, "-expected: "},
+		{[]string{"-window", "0s"}, "-window: "},
+		{[]string{"-window", "soon"}, `invalid value "soon" for flag -window`},
+		{[]string{"-max-conns", "-1"}, "-max-conns: -1 must be >= 0"},
+		{[]string{"-max-tunnels", "0"}, "-max-tunnels: 0 must be > 0"},
+		{[]string{"-max-client-tunnels", "-2"}, "-max-client-tunnels: -2 must be > 0"},
+		{[]string{"-idle-timeout", "-1s"}, "-idle-timeout: -1s must be > 0"},
+		{[]string{"-listen", "127.0.0.1:99999"}, "-listen: "},
+		{[]string{"-listen", "nowhere"}, "-listen: "},
+		{[]string{"-admin", "127.0.0.1"}, "-admin: "},
+		{[]string{"-allow-ports", "80-"}, "-allow-ports: "},
+		{[]string{"-allow-hosts", "10.0.0.0/99"}, "-allow-hosts: "},
+		{[]string{"-allow-machine=maybe"}, `invalid boolean value "maybe" for -allow-machine`},
+		{[]string{"extra"}, `unexpected arguments ["extra"]`},
+	} {
+		err := run(context.Background(), c.args, io.Discard)
+		var usage usageError
+		if assert.ErrorAs(t, err, &usage, "%q", c.args) {
+			assert.True(t, strings.HasPrefix(err.Error(), c.want), "%q: %v", c.args, err)
+		}
+	}
+}
+
+// TestExitStatus runs the program as a process: a mistake in the command
+// line exits with 2 and names the flag, once; -h with 0; an address in use
+// with 1.
+func TestExitStatus(t *testing.T) {
+	inUse, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer inUse.Close()
+	for _, c := range []struct {
+		args   []string
+		status int
+		want   string
+	}{
+		{[]string{"-fpp", "2"}, 2, "connectproxy: -fpp: bloom: invalid argument: false positive probability (2.0) must be < 1.0\n"},
+		{[]string{"-max-conns", "x"}, 2, `invalid value "x" for flag -max-conns`},
+		{[]string{"-listen", "127.0.0.1:99999"}, 2, "connectproxy: -listen: "},
+		{[]string{"-h"}, 0, "Usage of connectproxy"},
+		{[]string{"-listen", inUse.Addr().String()}, 1, "connectproxy: -listen: listen tcp " + inUse.Addr().String()},
+	} {
+		ch := startChild(t, nil, c.args...)
+		assert.Equal(t, c.status, ch.wait(), "%q", c.args)
+		assert.Contains(t, ch.log(), c.want, "%q", c.args)
+		assert.LessOrEqual(t, strings.Count(ch.log(), "Usage of"), 1, "%q", c.args)
+	}
 }

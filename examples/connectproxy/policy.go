@@ -13,8 +13,8 @@ import (
 type Policy struct {
 	// Ports are the destination ports allowed, as inclusive ranges.
 	Ports []PortRange
-	// Prefixes are address ranges allowed even though they are loopback,
-	// private, link-local, unspecified, multicast or reserved.
+	// Prefixes are address ranges allowed even though they are in one of
+	// the special ranges (specials), in canonical form.
 	Prefixes []netip.Prefix
 	// Hosts are host names, lower-case without a final dot, allowed
 	// whatever they resolve to.
@@ -49,9 +49,9 @@ func parsePolicy(ports, hosts string) (Policy, error) {
 			continue
 		}
 		if pfx, err := netip.ParsePrefix(f); err == nil {
-			p.Prefixes = append(p.Prefixes, unmapPrefix(pfx.Masked()))
+			p.Prefixes = append(p.Prefixes, canonicalPrefix(pfx))
 		} else if addr, err := netip.ParseAddr(f); err == nil {
-			addr = addr.Unmap()
+			addr = canonical(addr)
 			p.Prefixes = append(p.Prefixes, netip.PrefixFrom(addr, addr.BitLen()))
 		} else if validHostname(f) {
 			p.Hosts = append(p.Hosts, canonicalHost(f))
@@ -62,11 +62,15 @@ func parsePolicy(ports, hosts string) (Policy, error) {
 	return p, nil
 }
 
-// unmapPrefix turns ::ffff:a.b.c.d/n, n >= 96, into a.b.c.d/(n-96), since
-// addresses are checked unmapped.
-func unmapPrefix(p netip.Prefix) netip.Prefix {
-	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
-		return netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+// canonicalPrefix turns ::ffff:a.b.c.d/n and ::a.b.c.d/n, n >= 96, into
+// a.b.c.d/(n-96), since addresses are judged in canonical form. A prefix of
+// ::/96 that holds :: stays IPv6, and so matches only :: and ::1.
+func canonicalPrefix(p netip.Prefix) netip.Prefix {
+	p = p.Masked()
+	if a := p.Addr(); p.Bits() >= 96 {
+		if c := canonical(a); c.Is4() {
+			return netip.PrefixFrom(c, p.Bits()-96)
+		}
 	}
 	return p
 }
@@ -94,51 +98,15 @@ func (p Policy) allowsHost(host string) bool {
 	return false
 }
 
-// reserved are ranges that are not public unicast addresses and that
-// netip.Addr has no predicate for.
-var reserved = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),      // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),  // shared address space (CGNAT)
-	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),    // reserved, and broadcast
-	netip.MustParsePrefix("::/96"),          // IPv4-compatible, deprecated
-	netip.MustParsePrefix("64:ff9b::/96"),   // NAT64, which reaches IPv4 behind it
-	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
-	netip.MustParsePrefix("2001:db8::/32"),  // documentation
-	netip.MustParsePrefix("100::/64"),       // discard
-	netip.MustParsePrefix("2002::/16"),      // 6to4, which embeds IPv4
-	netip.MustParsePrefix("fec0::/10"),      // site-local, deprecated
-	netip.MustParsePrefix("2001::/32"),      // Teredo, which embeds IPv4
-	netip.MustParsePrefix("2001:10::/28"),   // ORCHID
-	netip.MustParsePrefix("255.255.255.255/32"),
-}
-
-// addrRefusal returns why p refuses addr, or refusalNone. It sees through
-// IPv4-mapped IPv6 addresses.
+// addrRefusal returns why p refuses addr, or refusalNone. It judges addr
+// in canonical form, by the ranges of specials unless p lists it. It does
+// not know this machine's addresses, nor the proxy's: see Proxy.check.
 func (p Policy) addrRefusal(addr netip.Addr) refusal {
-	addr = addr.Unmap()
+	addr = canonical(addr)
 	for _, pfx := range p.Prefixes {
 		if pfx.Contains(addr) {
 			return refusalNone
 		}
 	}
-	switch {
-	case addr.IsUnspecified():
-		return refusalUnspecified
-	case addr.IsLoopback():
-		return refusalLoopback
-	case addr.IsPrivate():
-		return refusalPrivate
-	case addr.IsLinkLocalUnicast():
-		return refusalLinkLocal
-	case addr.IsMulticast():
-		return refusalMulticast
-	}
-	for _, pfx := range reserved {
-		if pfx.Contains(addr) {
-			return refusalReserved
-		}
-	}
-	return refusalNone
+	return specialRefusal(addr)
 }

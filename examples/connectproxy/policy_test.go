@@ -55,8 +55,9 @@ func TestRefusals(t *testing.T) {
 			"loopback.test": addrs("127.0.0.1"),
 			"private.test":  addrs("10.0.0.1"),
 			// A public address beside a private one: the name is
-			// refused before anything is dialled.
-			"mixed.test":  addrs("192.0.2.1", "192.168.1.1"),
+			// refused before anything is dialled. (Not 192.0.2.1,
+			// which is documentation space, refused as reserved.)
+			"mixed.test":  addrs("93.184.216.34", "192.168.1.1"),
 			"mapped.test": addrs("::ffff:127.0.0.1"),
 		},
 	})
@@ -116,7 +117,8 @@ func TestAllowHosts(t *testing.T) {
 	echo := echoServer(t)
 	_, port, _ := net.SplitHostPort(echo)
 	p := startProxy(t, Config{
-		Policy: mustPolicy(t, "443,"+port, "127.0.0.1/32,svc.test"),
+		Policy:       mustPolicy(t, "443,"+port, "127.0.0.1/32,svc.test"),
+		AllowMachine: true, // the echo server is on this machine
 		Resolver: fakeResolver{
 			"svc.test":   addrs("::1", "127.0.0.1"),
 			"other.test": addrs("::1"),
@@ -242,4 +244,44 @@ func TestAdminAccess(t *testing.T) {
 		}
 		require.NoError(t, p.Close())
 	}
+}
+
+// TestRefusalsEverySpelling sends a CONNECT for addresses of every entry of
+// specials that is refused, written as IP literals in each spelling: plain
+// and mapped or IPv4-compatible forms get 403 and are counted under the
+// entry's reason, zoned ones 400; nothing is dialled.
+func TestRefusalsEverySpelling(t *testing.T) {
+	p := startProxy(t, Config{
+		Policy:     mustPolicy(t, "443", ""),
+		LocalAddrs: func() ([]netip.Prefix, error) { return nil, nil },
+	})
+	want := map[string]int64{}
+	n := 0
+	for _, s := range specials {
+		for _, a := range ownSamples(s) {
+			why := wantRefusal(t, s, a)
+			if why == refusalNone {
+				continue
+			}
+			for _, sp := range spellings(a) {
+				target := netip.AddrPortFrom(sp, 443).String()
+				status, body := p.statusOf(t, strings.ReplaceAll(target, "%", "%25"))
+				if sp.Zone() != "" {
+					assert.Equal(t, http.StatusBadRequest, status, target)
+					want["bad_request"]++
+				} else {
+					assert.Equal(t, http.StatusForbidden, status, target)
+					assert.Equal(t, "destination address not allowed\n", body, target)
+					want[why.String()]++
+				}
+				n++
+			}
+		}
+	}
+	s := p.Stats()
+	for reason, count := range want {
+		assert.Equal(t, count, s.Rejected[reason], reason)
+	}
+	assert.Zero(t, p.dials.Load(), "refused destinations are not dialled")
+	t.Logf("%d targets refused: %v", n, want)
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,13 @@ type Config struct {
 	// which are never tunnelled to, whatever Policy says, nor is the local
 	// address of the connection a request came on.
 	Self []netip.AddrPort
+	// AllowMachine lets Policy judge this machine's own addresses like any
+	// other. Without it they are refused, even when Policy lists them.
+	AllowMachine bool
+	// LocalAddrs lists this machine's addresses; nil means those of its
+	// network interfaces (interfacePrefixes). The list is taken again when
+	// it is older than machineRefresh by Clock.
+	LocalAddrs func() ([]netip.Prefix, error)
 	// MaxTunnels bounds the tunnels open, and being opened, at once, and
 	// MaxClientTunnels those from one client address; past them requests
 	// get 503 and 429. 0 means 1024 and 64.
@@ -54,7 +62,8 @@ type Config struct {
 	// loopback clients.
 	SeparateAdmin bool
 
-	// Clock is the filters' clock; nil means the system clock.
+	// Clock is the filters' clock, and the one that ages the list of the
+	// machine's addresses; nil means the system clock.
 	Clock bloom.Clock
 	// DialTimeout bounds resolving and connecting to a destination; 0
 	// means 10s.
@@ -80,17 +89,20 @@ type Config struct {
 // /metrics, to loopback clients. A request for any other method in proxy
 // form gets 405 Method Not Allowed.
 //
-// Each address a destination's name resolves to is checked, and the checked
-// address is the one dialled, so a name that resolves to a public address
-// when checked cannot connect to a private one.
+// Each address a destination's name resolves to is checked in canonical form
+// (see canonical), and the checked address is the one dialled, so a name that
+// resolves to a public address when checked cannot connect to a private one.
 //
-// A tunnel's destination is first seen when the filter does not remember it;
-// like two Puts of one new value, two tunnels opened to a new destination at
-// the same moment may both count as first seen.
+// A tunnel's destination is the address and port it dialled, so that
+// localhost:443 and 127.0.0.1:443 are one destination. It is first seen when
+// the filter does not remember it; like two Puts of one new value, two
+// tunnels opened to a new destination at the same moment may both count as
+// first seen.
 type Proxy struct {
-	dests   *bloom.Rotating[string]     // "host:port", host lower-cased
-	clients *bloom.Rotating[netip.Addr] // client IP addresses, IPv4 unmapped
+	dests   *bloom.Rotating[netip.AddrPort] // the addresses dialled
+	clients *bloom.Rotating[netip.Addr]     // client IP addresses, IPv4 unmapped
 	cfg     Config
+	machine *machine
 
 	tunnels, active         atomic.Int64
 	bytesUp, bytesDown      atomic.Int64 // client to destination, and back
@@ -102,12 +114,13 @@ type Proxy struct {
 	dialing context.Context
 	cancel  context.CancelFunc
 
-	mu      sync.Mutex
-	conns   map[net.Conn]struct{} // both ends of every open tunnel
-	perAddr map[netip.Addr]int    // tunnels open or opening, by client
-	opening int                   // all tunnels open or opening
-	closed  bool
-	wg      sync.WaitGroup // one per open tunnel
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{} // both ends of every open tunnel
+	perAddr  map[netip.Addr]int    // tunnels open or opening, by client
+	opening  int                   // all tunnels open or opening
+	closed   bool
+	limiters map[string]*connLimiter // by listener name, for Stats
+	wg       sync.WaitGroup          // one per open tunnel
 }
 
 // NewProxy returns a Proxy configured by cfg.
@@ -116,7 +129,7 @@ func NewProxy(cfg Config) (*Proxy, error) {
 	if cfg.Clock != nil {
 		opts = append(opts, bloom.WithClock(cfg.Clock))
 	}
-	dests, err := bloom.NewRotating(funnel.String, cfg.ExpectedInsertions, cfg.FPP, cfg.Window, opts...)
+	dests, err := bloom.NewRotating(funnel.AddrPort, cfg.ExpectedInsertions, cfg.FPP, cfg.Window, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -145,15 +158,40 @@ func NewProxy(cfg Config) (*Proxy, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.LocalAddrs == nil {
+		cfg.LocalAddrs = interfacePrefixes
+	}
+	now := time.Now
+	if cfg.Clock != nil {
+		now = cfg.Clock.Now
+	}
+	m, err := newMachine(cfg.LocalAddrs, now, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
 	p := &Proxy{
-		dests:   dests,
-		clients: clients,
-		cfg:     cfg,
-		conns:   map[net.Conn]struct{}{},
-		perAddr: map[netip.Addr]int{},
+		dests:    dests,
+		clients:  clients,
+		cfg:      cfg,
+		machine:  m,
+		conns:    map[net.Conn]struct{}{},
+		perAddr:  map[netip.Addr]int{},
+		limiters: map[string]*connLimiter{},
 	}
 	p.dialing, p.cancel = context.WithCancel(context.Background())
 	return p, nil
+}
+
+// Limit returns ln with a cap of max client connections open at once (see
+// connLimiter), and makes srv, which is to serve it, keep the count. Stats
+// reports the connections under name.
+func (p *Proxy) Limit(name string, ln net.Listener, srv *http.Server, max int) net.Listener {
+	l := newConnLimiter(max)
+	l.limitServer(srv)
+	p.mu.Lock()
+	p.limiters[name] = l
+	p.mu.Unlock()
+	return l.Listener(ln)
 }
 
 // ServeHTTP tunnels CONNECT requests, and serves Admin to loopback clients
@@ -249,7 +287,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, why, err)
 		return
 	}
-	dst, err := p.dialAny(ctx, addrs, uint16(port))
+	dst, dialled, err := p.dialAny(ctx, addrs, uint16(port))
 	if err != nil {
 		why := refusalUnreachable
 		switch {
@@ -261,7 +299,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, why, err)
 		return
 	}
-	p.record(target, r.RemoteAddr)
+	p.record(dialled, target, r.RemoteAddr)
 
 	src, buffered, err := http.NewResponseController(w).Hijack()
 	if err != nil {
@@ -281,17 +319,23 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	go p.tunnel(client, src, buffered.Reader, dst)
 }
 
-// resolve returns host's addresses.
+// resolve returns host's addresses, in canonical form and each once.
 func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, refusal, error) {
-	if addr, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		return []netip.Addr{addr}, refusalNone, nil
+	if addr, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{canonical(addr)}, refusalNone, nil
 	}
 	addrs, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", host)
 	switch {
 	case err == nil && len(addrs) == 0:
 		return nil, refusalUnresolved, errors.New("no addresses")
 	case err == nil:
-		return addrs, refusalNone, nil
+		var out []netip.Addr
+		for _, a := range addrs {
+			if a = canonical(a); !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+		return out, refusalNone, nil
 	case p.dialing.Err() != nil:
 		return nil, refusalShutdown, err
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
@@ -300,29 +344,43 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, refusal
 	return nil, refusalUnresolved, err
 }
 
-// check returns why the policy refuses any of addrs, with port, for r.
-// Every address must pass: a name that resolves to a public and a private
-// address is refused.
+// check returns why the proxy refuses any of addrs, in canonical form, with
+// port, for r. Every address must pass: a name that resolves to a public and
+// a private address is refused. The proxy's own listeners are refused first,
+// whatever the policy says, then what the policy refuses, then this
+// machine's addresses, unless AllowMachine. A NAT64 address is also the
+// IPv4 address it embeds, which the translator forwards to, and which may
+// be this machine's.
 func (p *Proxy) check(r *http.Request, addrs []netip.Addr, port uint16) refusal {
 	host, _, _ := net.SplitHostPort(r.URL.Host)
 	named := p.cfg.Policy.allowsHost(host)
 	for _, a := range addrs {
-		if p.isSelf(netip.AddrPortFrom(a.Unmap(), port), r) {
-			return refusalSelf
+		reaches := []netip.Addr{a}
+		if nat64.Contains(a) {
+			reaches = append(reaches, embedded4(a))
 		}
-		if named {
-			continue
+		for _, b := range reaches {
+			if p.isSelf(netip.AddrPortFrom(b, port), r) {
+				return refusalSelf
+			}
 		}
-		if why := p.cfg.Policy.addrRefusal(a); why != refusalNone {
-			return why
+		if !named {
+			if why := p.cfg.Policy.addrRefusal(a); why != refusalNone {
+				return why
+			}
+		}
+		for _, b := range reaches {
+			if !p.cfg.AllowMachine && p.machine.contains(b) {
+				return refusalMachine
+			}
 		}
 	}
 	return refusalNone
 }
 
-// isSelf reports whether dst is where the proxy listens. A listener on an
-// unspecified address listens on every local address, among them the one
-// r came in on.
+// isSelf reports whether dst, in canonical form, is where the proxy
+// listens. A listener on an unspecified address listens on every address of
+// the machine, among them the one r came in on.
 func (p *Proxy) isSelf(dst netip.AddrPort, r *http.Request) bool {
 	self := p.cfg.Self
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
@@ -334,47 +392,30 @@ func (p *Proxy) isSelf(dst netip.AddrPort, r *http.Request) bool {
 		if s.Port() != dst.Port() {
 			continue
 		}
-		a := s.Addr().Unmap()
-		if a == dst.Addr() || a.IsUnspecified() && isLocal(dst.Addr()) {
+		a := canonical(s.Addr())
+		if a == dst.Addr() || a.IsUnspecified() && p.machine.contains(dst.Addr()) {
 			return true
 		}
 	}
 	return false
 }
 
-// isLocal reports whether a is an address of this machine.
-func isLocal(a netip.Addr) bool {
-	if a.IsLoopback() || a.IsUnspecified() {
-		return true
-	}
-	ifaddrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return true // cannot tell: refuse
-	}
-	for _, ia := range ifaddrs {
-		if n, ok := ia.(*net.IPNet); ok {
-			if ip, ok := netip.AddrFromSlice(n.IP); ok && ip.Unmap() == a {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// dialAny connects to the first of addrs that answers, on port.
-func (p *Proxy) dialAny(ctx context.Context, addrs []netip.Addr, port uint16) (net.Conn, error) {
+// dialAny connects to the first of addrs that answers, on port, and returns
+// the address it connected to.
+func (p *Proxy) dialAny(ctx context.Context, addrs []netip.Addr, port uint16) (net.Conn, netip.AddrPort, error) {
 	var errs []error
 	for _, a := range addrs {
-		c, err := p.cfg.Dial(ctx, "tcp", netip.AddrPortFrom(a.Unmap(), port).String())
+		ap := netip.AddrPortFrom(a, port)
+		c, err := p.cfg.Dial(ctx, "tcp", ap.String())
 		if err == nil {
-			return c, nil
+			return c, ap, nil
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	return nil, errors.Join(errs...)
+	return nil, netip.AddrPort{}, errors.Join(errs...)
 }
 
 // reserve counts a tunnel being opened by client, unless that is one too
@@ -408,12 +449,12 @@ func (p *Proxy) release(client netip.Addr) {
 	}
 }
 
-// record counts target and the client's address, each as new if the filters
-// do not remember it.
-func (p *Proxy) record(target, remoteAddr string) {
-	if p.dests.Put(target) {
+// record counts the destination dialled, for target, and the client's
+// address, each as new if the filters do not remember it.
+func (p *Proxy) record(dialled netip.AddrPort, target, remoteAddr string) {
+	if p.dests.Put(dialled) {
 		p.newDests.Add(1)
-		p.cfg.Log.Info("first seen in the window", "destination", target)
+		p.cfg.Log.Info("first seen in the window", "destination", dialled, "target", target)
 	} else {
 		p.seenDests.Add(1)
 	}
@@ -548,7 +589,8 @@ func (p *Proxy) Close() error {
 }
 
 // parseTarget checks the authority of a CONNECT request and returns it in
-// canonical form: a lower-case host name or an IP address, and a decimal port.
+// canonical form: a lower-case host name or an IP address in canonical form,
+// and a decimal port. It refuses IP addresses with a zone.
 // Its errors quote the authority, for the log.
 func parseTarget(authority string) (string, error) {
 	host, port, err := net.SplitHostPort(authority)
@@ -560,7 +602,12 @@ func parseTarget(authority string) (string, error) {
 		return "", fmt.Errorf("CONNECT target %q: port must be a number from 1 to 65535", authority)
 	}
 	if addr, err := netip.ParseAddr(host); err == nil {
-		return netip.AddrPortFrom(addr.Unmap(), uint16(n)).String(), nil
+		if addr.Zone() != "" {
+			// A zone names an interface of the proxy's machine:
+			// not the client's to choose, and no destination's.
+			return "", fmt.Errorf("CONNECT target %q: an IPv6 zone is not a destination", authority)
+		}
+		return netip.AddrPortFrom(canonical(addr), uint16(n)).String(), nil
 	}
 	if !validHostname(host) {
 		return "", fmt.Errorf("CONNECT target %q: %q is neither a host name nor an IP address", authority, host)

@@ -72,12 +72,19 @@ func (b *syncBuffer) String() string {
 }
 
 // startProxy starts a Proxy with cfg. A zero cfg.Policy allows every port
-// of 127.0.0.1, where the tests' servers listen.
-func startProxy(t *testing.T, cfg Config) *proxyUnderTest {
+// of 127.0.0.1, where the tests' servers listen, with AllowMachine, since
+// 127.0.0.1 is this machine's.
+func startProxy(t testing.TB, cfg Config) *proxyUnderTest {
 	return startProxyTimeouts(t, cfg, Timeouts{})
 }
 
-func startProxyTimeouts(t *testing.T, cfg Config, to Timeouts) *proxyUnderTest {
+func startProxyTimeouts(t testing.TB, cfg Config, to Timeouts) *proxyUnderTest {
+	return startProxyConns(t, cfg, to, maxDefaultConns)
+}
+
+// startProxyConns starts a Proxy with cfg and the server's timeouts, capped
+// at maxConns client connections.
+func startProxyConns(t testing.TB, cfg Config, to Timeouts, maxConns int) *proxyUnderTest {
 	t.Helper()
 	clock := bloom.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	cfg.Window, cfg.ExpectedInsertions, cfg.FPP, cfg.Clock = window, 1000, 0.001, clock
@@ -85,6 +92,7 @@ func startProxyTimeouts(t *testing.T, cfg Config, to Timeouts) *proxyUnderTest {
 		var err error
 		cfg.Policy, err = parsePolicy("1-65535", "127.0.0.1/32")
 		require.NoError(t, err)
+		cfg.AllowMachine = true
 	}
 	if cfg.Resolver == nil {
 		cfg.Resolver = fakeResolver{}
@@ -109,6 +117,7 @@ func startProxyTimeouts(t *testing.T, cfg Config, to Timeouts) *proxyUnderTest {
 	pt.Proxy = p
 	srv := httptest.NewUnstartedServer(p)
 	srv.Config = newServer(p, cfg.Log, to)
+	srv.Listener = p.Limit("proxy", srv.Listener, srv.Config, maxConns)
 	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
@@ -230,9 +239,10 @@ func TestTunnels(t *testing.T) {
 	assert.Positive(t, s.Tunnels.BytesUp)
 }
 
-// echoServer accepts TCP connections on loopback and sends back what it
-// reads until the client's end, then closes.
-func echoServer(t *testing.T) string {
+// serveConns accepts TCP connections on loopback and calls handle with
+// each in a goroutine of its own, until the test ends, which waits for
+// them. It returns the address.
+func serveConns(t testing.TB, handle func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -253,11 +263,18 @@ func echoServer(t *testing.T) string {
 			go func() {
 				defer wg.Done()
 				defer c.Close()
-				_, _ = io.Copy(c, c)
+				handle(c)
 			}()
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// echoServer sends back what each connection sends until its end, then
+// closes it.
+func echoServer(t testing.TB) string {
+	t.Helper()
+	return serveConns(t, func(c net.Conn) { _, _ = io.Copy(c, c) })
 }
 
 // rawConnect opens a connection to the proxy and sends request, then extra
@@ -507,4 +524,29 @@ func TestClose(t *testing.T) {
 	_, err := io.ReadAll(br) // the proxy closed its end
 	assert.NoError(t, err)
 	assert.Zero(t, p.Stats().Tunnels.Active)
+}
+
+// TestDestinationIsDialledAddress checks that a destination is counted by
+// the address dialled, whatever name or spelling led to it.
+func TestDestinationIsDialledAddress(t *testing.T) {
+	echo := echoServer(t)
+	_, port, _ := net.SplitHostPort(echo)
+	p := startProxy(t, Config{
+		Policy:       mustPolicy(t, port, "127.0.0.1/32"),
+		AllowMachine: true,
+		Resolver: fakeResolver{
+			"localhost":  addrs("127.0.0.1"),
+			"alias.test": addrs("::ffff:127.0.0.1", "127.0.0.1"),
+		},
+	})
+	for _, target := range []string{"localhost:" + port, echo, "[::ffff:127.0.0.1]:" + port, "[::127.0.0.1]:" + port, "alias.test:" + port, "LOCALHOST.:" + port} {
+		conn, _ := p.openTunnel(t, target)
+		conn.Close()
+	}
+	p.waitTunnels()
+	s := p.Stats()
+	assert.EqualValues(t, 1, s.Destinations.FirstSeen, "one destination, 127.0.0.1:%s", port)
+	assert.EqualValues(t, 5, s.Destinations.Repeats)
+	assert.EqualValues(t, 6, p.dials.Load(), "alias.test's two addresses are one, dialled once")
+	assert.Contains(t, p.log.String(), "destination=127.0.0.1:"+port+" target=localhost:"+port)
 }

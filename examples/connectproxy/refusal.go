@@ -19,6 +19,7 @@ const (
 	refusalMulticast
 	refusalReserved
 	refusalSelf
+	refusalMachine
 	refusalTooMany
 	refusalClientLimit
 	refusalUnresolved
@@ -43,6 +44,7 @@ var refusalInfo = [refusals]struct {
 	refusalMulticast:   {"multicast", http.StatusForbidden, "destination address not allowed"},
 	refusalReserved:    {"reserved", http.StatusForbidden, "destination address not allowed"},
 	refusalSelf:        {"proxy_itself", http.StatusForbidden, "destination address not allowed"},
+	refusalMachine:     {"this_machine", http.StatusForbidden, "destination address not allowed"},
 	refusalTooMany:     {"too_many_tunnels", http.StatusServiceUnavailable, "too many tunnels open, try later"},
 	refusalClientLimit: {"client_limit", http.StatusTooManyRequests, "too many tunnels open from your address"},
 	refusalUnresolved:  {"unresolved", http.StatusBadGateway, "cannot resolve destination"},

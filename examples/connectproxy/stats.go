@@ -7,9 +7,12 @@ type Stats struct {
 	Tunnels      TunnelStats `json:"tunnels"`
 	Destinations SeenStats   `json:"destinations"`
 	Clients      SeenStats   `json:"clients"`
+	// Connections counts the client connections of each listener the
+	// proxy limits, by name: "proxy", and "admin" with -admin.
+	Connections map[string]ConnStats `json:"connections"`
 	// Rejected counts the requests refused, by reason: bad_request (400),
 	// method_not_allowed (405), port, loopback, private, link_local,
-	// unspecified, multicast, reserved and proxy_itself (403),
+	// unspecified, multicast, reserved, proxy_itself and this_machine (403),
 	// client_limit (429), too_many_tunnels and shutdown (503), unresolved
 	// and unreachable (502), timeout (504).
 	Rejected map[string]int64 `json:"rejected"`
@@ -65,8 +68,20 @@ func (p *Proxy) Stats() Stats {
 		},
 		Destinations: SeenStats{FirstSeen: p.newDests.Load(), Repeats: p.seenDests.Load(), Filter: filterStats(p.dests.Stats())},
 		Clients:      SeenStats{FirstSeen: p.newClients.Load(), Repeats: p.seenClients.Load(), Filter: filterStats(p.clients.Stats())},
+		Connections:  p.connStats(),
 		Rejected:     p.rejected(),
 	}
+}
+
+// connStats returns the counts of each listener's connections, by name.
+func (p *Proxy) connStats() map[string]ConnStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := make(map[string]ConnStats, len(p.limiters))
+	for name, l := range p.limiters {
+		m[name] = l.stats()
+	}
+	return m
 }
 
 // rejected returns the refusal counts by name.

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// The benchmarks run the proxy, its clients and the servers behind it in
+// one process, over loopback, and compare each figure through the proxy
+// with the same work done directly. README.md gives the commands and the
+// figures.
+
+// tunnelOrDirect opens a connection to target, through p if p is not nil,
+// and checks it carries a byte.
+func tunnelOrDirect(b *testing.B, p *proxyUnderTest, target string) (net.Conn, *bufio.Reader) {
+	addr := target
+	if p != nil {
+		addr = p.url.Host
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := "x"
+	if p != nil {
+		req = connectRequest(target) + "x"
+	}
+	if _, err := io.WriteString(c, req); err != nil {
+		b.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	if p != nil {
+		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatal(resp, err)
+		}
+	}
+	if x, err := br.ReadByte(); err != nil || x != 'x' {
+		b.Fatal(x, err)
+	}
+	return c, br
+}
+
+// BenchmarkTunnel opens a tunnel (CONNECT, 200, one byte each way) and
+// closes it, one after another; direct does the same without the proxy.
+func BenchmarkTunnel(b *testing.B) {
+	for _, via := range []string{"direct", "proxy"} {
+		b.Run("via="+via, func(b *testing.B) {
+			echo := echoServer(b)
+			var p *proxyUnderTest
+			if via == "proxy" {
+				p = startProxy(b, Config{})
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				c, _ := tunnelOrDirect(b, p, echo)
+				c.Close()
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tunnels/s")
+		})
+	}
+}
+
+// sinkServer sends back the first byte of each connection, reads the rest
+// until its end, then writes back how many bytes that was, as 8 bytes.
+func sinkServer(b *testing.B) string {
+	return serveConns(b, func(c net.Conn) {
+		var one [1]byte
+		if _, err := io.ReadFull(c, one[:]); err != nil {
+			return
+		}
+		_, _ = c.Write(one[:])
+		n, _ := io.Copy(io.Discard, c)
+		_ = binary.Write(c, binary.BigEndian, n)
+	})
+}
+
+// sourceServer sends back the first byte of each connection, then writes
+// 1 MiB blocks to it until the client is gone.
+func sourceServer(b *testing.B) string {
+	block := make([]byte, 1<<20)
+	return serveConns(b, func(c net.Conn) {
+		var one [1]byte
+		if _, err := io.ReadFull(c, one[:]); err != nil {
+			return
+		}
+		_, _ = c.Write(one[:])
+		for {
+			if _, err := c.Write(block); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkThroughput sends 1 MiB per operation over one connection, up
+// (client to server) or down, through the proxy or directly.
+func BenchmarkThroughput(b *testing.B) {
+	block := make([]byte, 1<<20)
+	for _, dir := range []string{"up", "down"} {
+		for _, via := range []string{"direct", "proxy"} {
+			b.Run("dir="+dir+"/via="+via, func(b *testing.B) {
+				var p *proxyUnderTest
+				if via == "proxy" {
+					p = startProxy(b, Config{})
+				}
+				server := sinkServer(b)
+				if dir == "down" {
+					server = sourceServer(b)
+				}
+				c, br := tunnelOrDirect(b, p, server)
+				defer c.Close()
+				b.SetBytes(int64(len(block)))
+				b.ResetTimer()
+				if dir == "up" {
+					for range b.N {
+						if _, err := c.Write(block); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+						b.Fatal(err)
+					}
+					var n int64
+					if err := binary.Read(br, binary.BigEndian, &n); err != nil || n != int64(b.N)*int64(len(block)) {
+						b.Fatal(n, err)
+					}
+					return
+				}
+				if _, err := io.CopyN(io.Discard, br, int64(b.N)*int64(len(block))); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// inUse returns the Go memory in use, heap and goroutine stacks, after
+// collecting garbage.
+func inUse() uint64 {
+	var m runtime.MemStats
+	for range 2 {
+		runtime.GC()
+	}
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse + m.StackInuse
+}
+
+// BenchmarkIdleMemory measures the proxy's Go memory (heap and stacks; not
+// the kernel's socket buffers) per idle tunnel and per idle client
+// connection, with b.N of them open: what the process holds with them,
+// less what it holds with the same clients connected directly (tunnels) or
+// waiting in a listener's queue (connections). Run it with a fixed count,
+// -benchtime 2000x.
+func BenchmarkIdleMemory(b *testing.B) {
+	b.Run("what=tunnel", func(b *testing.B) {
+		echo := echoServer(b)
+		p := startProxyConns(b, Config{MaxTunnels: b.N + 1, MaxClientTunnels: b.N + 1}, Timeouts{}, b.N+1)
+		hold := func(p *proxyUnderTest) uint64 {
+			conns := make([]net.Conn, b.N)
+			for i := range conns {
+				conns[i], _ = tunnelOrDirect(b, p, echo)
+			}
+			m := inUse()
+			for _, c := range conns {
+				c.Close()
+			}
+			return m
+		}
+		direct := hold(nil)
+		time.Sleep(10 * time.Millisecond) // let the echo server's goroutines end
+		tunnels := hold(p)
+		b.ReportMetric((float64(tunnels)-float64(direct))/float64(b.N), "B/tunnel")
+		p.waitTunnels()
+	})
+	b.Run("what=connection", func(b *testing.B) {
+		p := startProxyConns(b, Config{}, Timeouts{}, b.N+1)
+		queue, err := net.Listen("tcp", "127.0.0.1:0") // never accepts
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer queue.Close()
+		hold := func(addr string, wait func()) uint64 {
+			conns := make([]net.Conn, b.N)
+			for i := range conns {
+				if conns[i], err = net.Dial("tcp", addr); err != nil {
+					b.Fatal(err)
+				}
+			}
+			wait()
+			m := inUse()
+			for _, c := range conns {
+				c.Close()
+			}
+			return m
+		}
+		queued := hold(queue.Addr().String(), func() {})
+		idle := hold(p.url.Host, func() {
+			for s := p.Stats().Connections["proxy"]; s.Idle < int64(b.N); s = p.Stats().Connections["proxy"] {
+				time.Sleep(time.Millisecond)
+			}
+		})
+		b.ReportMetric((float64(idle)-float64(queued))/float64(b.N), "B/conn")
+	})
+}
