@@ -9,7 +9,7 @@ import (
 
 // PutMany puts every value of vs in f, leaving the same bits set as calling
 // [Filter.Put] for each in turn. It is faster than that loop on a filter
-// larger than the CPU caches: it probes probe.BatchSize values at a time,
+// larger than the CPU caches: it probes the values a batch at a time,
 // round by round, so the cache misses of different values overlap instead
 // of following one another. Unlike Put it does not report which values were
 // new; use Put for that. PutMany is safe for concurrent use like Put, and

@@ -115,7 +115,7 @@ func (f *Filter[T]) checkCompatible(other *Filter[T]) error {
 	case f.strategy != other.strategy:
 		return fmt.Errorf("%w: filters must have equal strategies (%v != %v)", ErrIncompatible, f.strategy, other.strategy)
 	case !funnel.Equal(f.funnel, other.funnel):
-		return fmt.Errorf("%w: filters must have equal funnels (%s != %s)", ErrIncompatible, funnelName(f.funnel), funnelName(other.funnel))
+		return fmt.Errorf("%w: filters must have equal funnels (%s)", ErrIncompatible, funnelMismatch(f.funnel, other.funnel))
 	}
 	return nil
 }
@@ -136,16 +136,9 @@ func (f *Filter[T]) Equal(other *Filter[T]) bool {
 
 // String returns a short description of f, such as
 // "bloom.Filter{funnel.String MURMUR128_MITZ_64 9600 bits, 7 hash functions}".
+// A funnel without a String method of its own is described by its type,
+// and a funnel.Func also by its function and where that begins, as in
+// "funnel.Func[main.Visit](main.byHost at visits.go:12)".
 func (f *Filter[T]) String() string {
 	return fmt.Sprintf("bloom.Filter{%s %v %d bits, %d hash functions}", funnelName(f.funnel), f.strategy, f.BitSize(), f.k)
-}
-
-// funnelName returns what a filter's String calls its funnel: its String, as
-// for the built-in and [funnel.Named] funnels, or else its type, rather than
-// the address of a function.
-func funnelName(f any) string {
-	if s, ok := f.(fmt.Stringer); ok {
-		return s.String()
-	}
-	return fmt.Sprintf("%T", f)
 }

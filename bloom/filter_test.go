@@ -2,6 +2,9 @@ package bloom_test
 
 import (
 	"bytes"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -99,8 +102,36 @@ func TestString(t *testing.T) {
 	named := mustNew(t, funnel.Named("users/v1", keyFunnel("users:")), 1000, 0.01)
 	assert.Equal(t, "bloom.Filter{users/v1 MURMUR128_MITZ_64 9600 bits, 7 hash functions}", named.String())
 	unnamed := mustNew(t, keyFunnel("users:"), 1000, 0.01)
-	assert.Equal(t, "bloom.Filter{funnel.Func[string] MURMUR128_MITZ_64 9600 bits, 7 hash functions}", unnamed.String())
+	assert.Equal(t, "bloom.Filter{funnel.Func[string](bloom_test.keyFunnel.func1 at filter_test.go:"+keyFunnelLine+") MURMUR128_MITZ_64 9600 bits, 7 hash functions}", unnamed.String())
+	top := mustNew(t, funnel.Func[string](putUpper), 1000, 0.01)
+	assert.Equal(t, "bloom.Filter{funnel.Func[string](bloom_test.putUpper at filter_test.go:"+putUpperLine+") MURMUR128_MITZ_64 9600 bits, 7 hash functions}", top.String())
+	assert.Equal(t, "bloom.Filter{bloom_test.prefixFunnel MURMUR128_MITZ_64 9600 bits, 7 hash functions}", mustNew(t, prefixFunnel{"a"}, 1000, 0.01).String())
 }
+
+// The lines where keyFunnel's closure and putUpper begin, as String and
+// PutAll's errors report them, found in this file's text.
+var keyFunnelLine, putUpperLine = sourceLine("\n\treturn func(v string, into funnel.Sink) {\n\t\tinto.PutString(prefix)"), sourceLine("\nfunc putUpper(")
+
+// sourceLine returns the number of the line of filter_test.go that text,
+// which begins with a newline, begins.
+func sourceLine(text string) string {
+	src, err := os.ReadFile("filter_test.go")
+	if err != nil {
+		panic(err)
+	}
+	i := strings.Index(string(src), text)
+	if i < 0 {
+		panic("filter_test.go lacks " + strconv.Quote(text))
+	}
+	return strconv.Itoa(1 + strings.Count(string(src[:i+1]), "\n"))
+}
+
+func putUpper(v string, into funnel.Sink) { into.PutString(strings.ToUpper(v)) }
+
+// A prefixFunnel is a comparable funnel type without a String method.
+type prefixFunnel struct{ prefix string }
+
+func (p prefixFunnel) Funnel(v string, into funnel.Sink) { into.PutString(p.prefix + v) }
 
 // keyFunnel is a funnel factory; it is not inlined, so that all its funnels
 // share one code pointer.
@@ -120,7 +151,14 @@ func TestPutAllFuncFactory(t *testing.T) {
 	users, orders := mustNew(t, keyFunnel("users:"), 1000, 0.01), mustNew(t, keyFunnel("orders:"), 1000, 0.01)
 	err := users.PutAll(orders)
 	require.ErrorIs(t, err, bloom.ErrIncompatible)
-	assert.Contains(t, err.Error(), "filters must have equal funnels")
+	// One description for both, and the error says that they differ all
+	// the same.
+	assert.EqualError(t, err, "bloom: incompatible filters: filters must have equal funnels (funnel.Func[string](bloom_test.keyFunnel.func1 at filter_test.go:"+keyFunnelLine+") twice, but two different funnels; funnel.Named makes funnels equal by name)")
+	// Funnels of two functions name both.
+	err = users.PutAll(mustNew(t, funnel.Func[string](putUpper), 1000, 0.01))
+	assert.EqualError(t, err, "bloom: incompatible filters: filters must have equal funnels (funnel.Func[string](bloom_test.keyFunnel.func1 at filter_test.go:"+keyFunnelLine+") != funnel.Func[string](bloom_test.putUpper at filter_test.go:"+putUpperLine+"))")
+	err = mustNew(t, prefixFunnel{"a"}, 1000, 0.01).PutAll(mustNew(t, prefixFunnel{"b"}, 1000, 0.01))
+	assert.EqualError(t, err, "bloom: incompatible filters: filters must have equal funnels (bloom_test.prefixFunnel twice, but two different funnels; funnel.Named makes funnels equal by name)")
 
 	a := mustNew(t, funnel.Named("users/v1", keyFunnel("users:")), 1000, 0.01)
 	b := putAll(mustNew(t, funnel.Named("users/v1", keyFunnel("users:")), 1000, 0.01), "alice")

@@ -69,7 +69,7 @@ var hostPorts struct {
 
 func hostPortsFile(b *testing.B) string {
 	hostPorts.once.Do(func() {
-		path := filepath.Join(filepath.Dir(binary), "hostports.txt")
+		path := filepath.Join(filepath.Dir(binPath), "hostports.txt")
 		hostPorts.path, hostPorts.err = path, writeHostPorts(path, benchKeys)
 	})
 	if hostPorts.err != nil {

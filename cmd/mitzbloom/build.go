@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
@@ -20,45 +22,57 @@ var errBadLines = errors.New("bad lines")
 
 // A builder is one run of build: its flags, and what it found.
 type builder struct {
-	e        *env
-	n        int64 // -1 when the inputs' lines are to be counted
-	p        float64
-	opts     []bloom.Option
-	inputs   []string // "-" is standard input
-	skipBad  bool
-	progress *progress
+	e *env
+	n int64
+	// countLines says that n is to be the number of lines of the inputs.
+	countLines bool
+	p          float64
+	opts       []bloom.Option
+	inputs     []string // "-" is standard input
+	skipBad    bool
+	progress   *progress
 
 	bad    int64 // lines skipped
+	keys   int64 // keys put
 	filter io.WriterTo
+	fpp    float64 // the filter's expected false-positive probability
 }
 
-func (e *env) build(args []string) int {
-	fs := e.newFlags("build", "-n N -p P [-funnel F] [-strategy mitz32|mitz64] [-legacy-k] [-skip-bad] [-q] [-o FILE] [INPUT...]")
-	n := fs.Int64("n", -1, "the expected number of keys `N`, as Guava's create takes it (default: the number of lines of the INPUT files)")
-	p := fs.Float64("p", 0, "the false-positive probability `P` once N keys are in, in (0, 1)")
-	funnelName := fs.String("funnel", "string", "how a line becomes a key: "+funnelNames())
-	strategyName := fs.String("strategy", "mitz64", "Guava's strategy: mitz64 (MURMUR128_MITZ_64, Guava's default) or mitz32 (MURMUR128_MITZ_32)")
+func (e *env) build(fs *flagSet, args []string) int {
+	n := fs.Int64("n", 0, "the expected number of keys `N`, as Guava's create takes it\n(without -n: the number of lines of the INPUT files)")
+	p := fs.Float64("p", 0, "the false-positive probability `P` once N keys are in, in (0, 1); required")
+	funnelName := fs.String("funnel", "string", "how a line becomes a key: `F` is one of\n"+funnelNames())
+	strategyName := fs.String("strategy", "mitz64", "`mitz64|mitz32`: Guava's strategy, MURMUR128_MITZ_64 (its default) or\nMURMUR128_MITZ_32")
 	legacyK := fs.Bool("legacy-k", false, "compute the number of hash functions as Guava 31.x and earlier do")
-	out := fs.String("o", "", "write the filter to `FILE`, replacing it only once the build succeeds (default: standard output)")
-	skipBad := fs.Bool("skip-bad", false, "skip lines that are not keys of the funnel, and count them, instead of failing")
+	out := fs.String("o", "", "write the filter to `FILE`, replacing it only once the build succeeds\n(without -o: standard output)")
+	skipBad := fs.Bool("skip-bad", false, "skip lines that are not keys of the funnel, and count them, instead of\nfailing")
+	force := fs.Bool("force", false, "write the filter even if its expected false-positive probability is\nmore than twice P, with a warning")
 	quiet := fs.Bool("q", false, "print no progress")
-	inputs, stop, status := parseInterspersed(fs, args)
+	inputs, stop, status := fs.parse(args)
 	if stop {
 		return status
 	}
-	if *p <= 0 || *p >= 1 {
-		return e.usageError(fs, "-p must be in (0, 1), not %v", *p)
-	}
-	if *n < -1 {
-		return e.usageError(fs, "-n must be >= 0, not %d", *n)
+	switch {
+	case !fs.isSet("p"):
+		return fs.usageError("-p P is required: the false-positive probability, in (0, 1)")
+	case !(*p > 0 && *p < 1):
+		return fs.usageError("-p must be in (0, 1), not %v", *p)
+	case *n < 0:
+		return fs.usageError("-n must be >= 0, not %d", *n)
 	}
 	k, err := keysFor(*funnelName)
 	if err != nil {
-		return e.usageError(fs, "%v", err)
+		return fs.usageError("%v", err)
 	}
-	b := &builder{e: e, n: *n, p: *p, inputs: inputs, skipBad: *skipBad}
+	b := &builder{e: e, n: *n, countLines: !fs.isSet("n"), p: *p, inputs: inputs, skipBad: *skipBad}
 	if len(b.inputs) == 0 {
 		b.inputs = []string{"-"}
+	}
+	if stdinTwice(b.inputs) {
+		return fs.usageError("standard input (-) can be read only once")
+	}
+	if b.countLines && slices.Contains(b.inputs, "-") {
+		return fs.usageError("-n N is required when the keys come from standard input, whose lines cannot be counted first")
 	}
 	switch *strategyName {
 	case "mitz64":
@@ -66,7 +80,7 @@ func (e *env) build(args []string) int {
 	case "mitz32":
 		b.opts = append(b.opts, bloom.WithStrategy(strategy.Murmur128Mitz32))
 	default:
-		return e.usageError(fs, "unknown strategy %q: want mitz64 or mitz32", *strategyName)
+		return fs.usageError("unknown strategy %q: want mitz64 or mitz32", *strategyName)
 	}
 	if *legacyK {
 		b.opts = append(b.opts, bloom.WithLegacyHashCount())
@@ -77,21 +91,46 @@ func (e *env) build(args []string) int {
 
 	err = k.build(b)
 	b.progress.stop()
-	if err == nil {
-		err = e.writeOutput(*out, b.filter)
-	}
 	if err != nil {
 		return e.fail("build", err)
 	}
 	if b.bad > 0 {
 		fmt.Fprintf(e.stderr, "mitzbloom build: skipped %d bad lines\n", b.bad)
 	}
+	if b.fpp > 2*b.p {
+		if !*force {
+			fmt.Fprintf(e.stderr, "mitzbloom build: nothing written: %s, or -force to write it anyway\n", b.saturation())
+			return exitError
+		}
+		fmt.Fprintf(e.stderr, "mitzbloom build: warning: %s\n", b.saturation())
+	}
+	if err := e.writeOutput(*out, b.filter); err != nil {
+		return e.fail("build", err)
+	}
 	return exitOK
 }
 
+// saturation describes a built filter whose expected false-positive
+// probability is more than twice the one asked for, and the -n to build it
+// with instead.
+func (b *builder) saturation() string {
+	msg := fmt.Sprintf("%d keys in a filter sized for %d: expected false-positive probability %s, more than twice -p %s",
+		b.keys, b.n, formatFPP(b.fpp), strconv.FormatFloat(b.p, 'g', -1, 64))
+	// More keys than n make a filter saturate; sized for all of them, it
+	// has about the probability asked for.
+	if b.keys > b.n {
+		return msg + fmt.Sprintf("; use -n %d", b.keys)
+	}
+	return msg + "; use a larger -n"
+}
+
+// formatFPP formats a false-positive probability with three significant
+// digits, enough to compare it with the one asked for.
+func formatFPP(p float64) string { return strconv.FormatFloat(p, 'g', 3, 64) }
+
 func (k keyKind[T]) build(b *builder) error {
-	if b.n < 0 {
-		n, err := b.countLines()
+	if b.countLines {
+		n, err := b.countInputLines()
 		if err != nil {
 			return err
 		}
@@ -118,13 +157,14 @@ func (k keyKind[T]) build(b *builder) error {
 	}()
 	for bt := range full {
 		filter.PutMany(bt.keys)
+		b.keys += int64(len(bt.keys))
 		b.progress.add(bt.nlines, int64(bt.bytes))
 		free <- bt
 	}
 	if readErr != nil {
 		return readErr
 	}
-	b.filter = filter
+	b.filter, b.fpp = filter, filter.ExpectedFPP()
 	return nil
 }
 
@@ -193,45 +233,22 @@ func (k keyKind[T]) read(b *builder, free chan *batch[T], full chan<- *batch[T])
 	return nil
 }
 
-// countLines counts the lines of the inputs, which must be files.
-func (b *builder) countLines() (int64, error) {
+// countInputLines counts the lines of the inputs, which must be files.
+func (b *builder) countInputLines() (int64, error) {
 	var total int64
 	for _, name := range b.inputs {
-		if name == "-" {
-			return 0, errors.New("-n is required when the keys come from standard input")
-		}
-		f, err := os.Open(name)
+		r, closeInput, err := b.e.open(name)
 		if err != nil {
 			return 0, err
 		}
-		n, err := countLines(f)
-		f.Close()
+		n, err := countLines(r)
+		closeInput()
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", name, err)
 		}
 		total += n
 	}
 	return total, nil
-}
-
-// open opens an input: a file, or standard input for "-".
-func (e *env) open(name string) (io.Reader, func(), error) {
-	if name == "-" {
-		return e.stdin, func() {}, nil
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, func() { f.Close() }, nil
-}
-
-// displayName is how errors name an input.
-func displayName(name string) string {
-	if name == "-" {
-		return "stdin"
-	}
-	return name
 }
 
 // inputsSize returns the total size of the inputs, or 0 if one of them is

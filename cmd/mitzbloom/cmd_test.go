@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -65,12 +66,12 @@ func testBuildAndQuery[T any](t *testing.T, c funnelCase[T], s strategy.Strategy
 	}
 	input := writeLines(t, dir, "keys.txt", lines)
 	out := filepath.Join(dir, "filter.bin")
-	res := mustRun(t, "", "build", "-n", "800", "-p", "0.02", "-funnel", c.name, "-strategy", strategyFlag, "-o", out, input)
+	res := mustRun(t, "", "build", "-n", "1000", "-p", "0.02", "-funnel", c.name, "-strategy", strategyFlag, "-o", out, input)
 	if res.stdout != "" || res.stderr != "" {
 		t.Errorf("build printed something, not being on a terminal: %v", res)
 	}
 
-	want, err := bloom.New(c.f, 800, 0.02, bloom.WithStrategy(s))
+	want, err := bloom.New(c.f, 1000, 0.02, bloom.WithStrategy(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestBuildCountsLines(t *testing.T) {
 	}
 
 	res := mitzbloom(t, "x\n", "build", "-p", "0.01", "-o", out)
-	if res.status != exitError || !strings.Contains(res.stderr, "-n is required") {
+	if res.status != exitError || !strings.HasPrefix(res.stderr, "mitzbloom build: -n N is required when the keys come from standard input") {
 		t.Errorf("build from standard input without -n: want exit status 2 and a request for -n, got %v", res)
 	}
 	// Flags after the files.
@@ -300,7 +301,7 @@ func TestBuildBadLines(t *testing.T) {
 		t.Errorf("query of a bad key on standard input: want exit status 2 and stdin:2, got %v", res)
 	}
 	res = mitzbloom(t, "", "query", "-funnel", "addr", out, "1.2.3.4", "1.2.3")
-	if res.status != exitError || !strings.Contains(res.stderr, `argument 2: "1.2.3" is not a addr key`) {
+	if res.status != exitError || !strings.Contains(res.stderr, `argument 2: "1.2.3" is not an addr key`) {
 		t.Errorf("query of a bad key argument: want exit status 2 and argument 2, got %v", res)
 	}
 }
@@ -335,11 +336,13 @@ func assertNoTempFiles(t *testing.T, dir string) {
 var corruptFiles = []struct {
 	name, hex, want string
 }{
-	{"empty", "", "the file is empty"},
+	{"empty", "", "empty, not a Guava filter file"},
 	{"one byte", "01", "unexpected EOF"},
 	{"header only", "010500000002", "stream ends after 6 of 22 bytes: unexpected EOF"},
 	{"truncated words", "0105000000020000000000000003", "stream ends after 14 of 22 bytes"},
-	{"unknown strategy", "02050000000100000000000000ff", "corrupt filter"},
+	{"unknown strategy", "02050000000100000000000000ff", `not a Guava filter file: it begins "\x02\x05\x00\x00\x00\x01", and a filter begins with its strategy's ordinal, byte 0 or 1`},
+	{"text", hex.EncodeToString([]byte("10.0.0.1:443\n")), `not a Guava filter file: it begins "10.0.0", and a filter begins`},
+	{"short text", hex.EncodeToString([]byte("a\n")), `not a Guava filter file: it begins "a\n", and a filter begins`},
 	{"no words", "010500000000", "word count 0 must be > 0"},
 	{"no hash functions", "01000000000100000000000000ff", "number of hash functions (0) must be > 0"},
 	{"trailing byte", "01050000000100000000000000ff00", "not a filter or a Rotating snapshot"},
@@ -414,14 +417,14 @@ func TestMaxBytes(t *testing.T) {
 			switch {
 			case c.ok && res.status != exitOK:
 				t.Errorf("%s: want success, got %v", strings.Join(args, " "), res)
-			case !c.ok && (res.status != exitError || !strings.Contains(res.stderr, c.file+": ") || !strings.Contains(res.stderr, "filter too large")):
-				t.Errorf("%s: want exit status 2 and ErrTooLarge, got %v", strings.Join(args, " "), res)
+			case !c.ok && (res.status != exitError || !strings.Contains(res.stderr, c.file+": ") || !strings.Contains(res.stderr, "more than -max-bytes "+limit+"\n")):
+				t.Errorf("%s: want exit status 2 and a file over -max-bytes %s, got %v", strings.Join(args, " "), limit, res)
 			}
 		}
 	}
 	res := mitzbloom(t, "", "merge", "-max-bytes", strconv.FormatInt(size-1, 10), "-o", filepath.Join(dir, "m.bin"), path, path)
-	if res.status != exitError || !strings.Contains(res.stderr, "filter too large") {
-		t.Errorf("merge over -max-bytes: want exit status 2 and ErrTooLarge, got %v", res)
+	if want := fmt.Sprintf("mitzbloom merge: %s: a filter of %d bytes, more than -max-bytes %d\n", path, size, size-1); res.status != exitError || res.stderr != want {
+		t.Errorf("merge over -max-bytes: want exit status 2 and %q, got %v", want, res)
 	}
 }
 
@@ -460,15 +463,22 @@ func TestMerge(t *testing.T) {
 		name, want string
 		args       []string
 	}{
-		{"k", "BloomFilters must have the same number of hash functions (7 != 10)", []string{"-n", "100", "-p", "0.001"}},
-		{"size", "BloomFilters must have the same size underlying bit arrays (960 != 1920)", []string{"-n", "200", "-p", "0.01"}},
-		{"strategy", "BloomFilters must have equal strategies (MURMUR128_MITZ_64 != MURMUR128_MITZ_32)", []string{"-n", "100", "-p", "0.01", "-strategy", "mitz32"}},
+		{"k", "BloomFilters must have the same number of hash functions (7 != 10); build both with the same -n and -p", []string{"-n", "100", "-p", "0.001"}},
+		{"size", "BloomFilters must have the same size underlying bit arrays (960 != 1920); build both with the same -n and -p", []string{"-n", "200", "-p", "0.01"}},
+		{"strategy", "BloomFilters must have equal strategies (MURMUR128_MITZ_64 != MURMUR128_MITZ_32); build both with the same -strategy", []string{"-n", "100", "-p", "0.01", "-strategy", "mitz32"}},
 	} {
 		other := build(c.name+".bin", "x\n", c.args...)
 		res := mitzbloom(t, "", "merge", "-o", out, a, b, other)
-		if res.status != exitError || !strings.Contains(res.stderr, other+": cannot merge into "+a+": "+c.want+"\n") {
+		if want := "mitzbloom merge: " + other + ": cannot merge into " + a + ": " + c.want + "\n"; res.status != exitError || res.stderr != want {
 			t.Errorf("merge of an incompatible filter (%s): want exit status 2 and %q, got %v", c.name, c.want, res)
 		}
+	}
+	// At n = 3 only the k rules differ, not the sizes.
+	current := build("current.bin", "x\n", "-n", "3", "-p", "0.01")
+	legacy := build("legacy.bin", "x\n", "-n", "3", "-p", "0.01", "-legacy-k")
+	res = mitzbloom(t, "", "merge", "-o", out, current, legacy)
+	if want := "mitzbloom merge: " + legacy + ": cannot merge into " + current + ": BloomFilters must have the same number of hash functions (7 != 6); build both with the same -n and -p, and -legacy-k for both or neither\n"; res.status != exitError || res.stderr != want {
+		t.Errorf("merge of filters of different k rules: want exit status 2 and %q, got %v", want, res)
 	}
 	assertFile(t, out, wantBytes)
 	assertNoTempFiles(t, dir)
@@ -496,6 +506,9 @@ func TestInspect(t *testing.T) {
 		if legacy {
 			args = append(args, "-legacy-k")
 		}
+		// Up to 200 keys in a filter for as few as 1: some are saturated,
+		// which inspect describes too.
+		args = append(args, "-force")
 		mustRun(t, strings.Join(keys, "\n"), args...)
 
 		res := mustRun(t, "", "inspect", "-json", path)
@@ -682,7 +695,7 @@ func TestRotatingSnapshot(t *testing.T) {
 	}
 }
 
-func TestParseInterspersed(t *testing.T) {
+func TestParseFlags(t *testing.T) {
 	for _, c := range []struct {
 		args, files []string
 		o           string
@@ -693,45 +706,12 @@ func TestParseInterspersed(t *testing.T) {
 		{[]string{"--", "-o"}, []string{"-o"}, ""},
 		{[]string{"-", "a"}, []string{"-", "a"}, ""},
 	} {
-		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		fs := (&env{stdout: io.Discard, stderr: io.Discard}).newFlags(&command{name: "test"})
 		o := fs.String("o", "", "")
-		files, stop, _ := parseInterspersed(fs, c.args)
+		files, stop, _ := fs.parse(c.args)
 		if stop || strings.Join(files, ",") != strings.Join(c.files, ",") || *o != c.o {
-			t.Errorf("parseInterspersed(%q) = %q, -o %q, stop %t; want %q, -o %q", c.args, files, *o, stop, c.files, c.o)
+			t.Errorf("parse(%q) = %q, -o %q, stop %t; want %q, -o %q", c.args, files, *o, stop, c.files, c.o)
 		}
-	}
-}
-
-func TestUsage(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{nil, "usage: mitzbloom COMMAND"},
-		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"build", "-n", "10"}, "-p must be in (0, 1)"},
-		{[]string{"build", "-p", "0.01", "-funnel", "float"}, `unknown funnel "float"`},
-		{[]string{"build", "-p", "0.01", "-n", "1", "-strategy", "mitz16"}, `unknown strategy "mitz16"`},
-		{[]string{"build", "-p", "0.01", "-n", "-5"}, "-n must be >= 0"},
-		{[]string{"build", "-bogus"}, "flag provided but not defined: -bogus"},
-		{[]string{"inspect"}, "no FILE to inspect"},
-		{[]string{"inspect", "-p", "2", "x"}, "2 is not in (0, 1)"},
-		{[]string{"query"}, "no FILE to query"},
-		{[]string{"merge", "a", "b"}, "-o OUT is required"},
-		{[]string{"inspect", "/nonexistent/file"}, "/nonexistent/file: no such file"},
-	} {
-		res := mitzbloom(t, "", c.args...)
-		if res.status != exitError || !strings.Contains(res.stderr, c.want) {
-			t.Errorf("mitzbloom %s: want exit status 2 and %q, got %v", strings.Join(c.args, " "), c.want, res)
-		}
-	}
-	res := mustRun(t, "", "help")
-	if !strings.Contains(res.stdout, "build -n N -p P") {
-		t.Errorf("help: %v", res)
-	}
-	res = mustRun(t, "", "build", "-h")
-	if !strings.Contains(res.stderr, "-skip-bad") {
-		t.Errorf("build -h does not list the flags: %v", res)
 	}
 }
 
@@ -815,5 +795,23 @@ func TestBuildInProcess(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a failed build wrote %s", out)
+	}
+}
+
+// TestSaturation checks the advice build gives for a saturated filter: the
+// number of keys as -n when they outnumber it, and a larger -n otherwise,
+// which only a filter unlucky beyond all odds needs.
+func TestSaturation(t *testing.T) {
+	for _, c := range []struct {
+		keys, n int64
+		want    string
+	}{
+		{5000, 1000, "5000 keys in a filter sized for 1000: expected false-positive probability 0.5, more than twice -p 0.001; use -n 5000"},
+		{1000, 1000, "1000 keys in a filter sized for 1000: expected false-positive probability 0.5, more than twice -p 0.001; use a larger -n"},
+	} {
+		b := &builder{n: c.n, p: 0.001, keys: c.keys, fpp: 0.5}
+		if got := b.saturation(); got != c.want {
+			t.Errorf("saturation of %d keys at n = %d:\n got %s\nwant %s", c.keys, c.n, got, c.want)
+		}
 	}
 }

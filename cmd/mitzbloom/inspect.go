@@ -40,18 +40,20 @@ type filterReport struct {
 	Sizings []sizing `json:"sizings"`
 }
 
-func (e *env) inspect(args []string) int {
-	fs := e.newFlags("inspect", "[-json] [-p P] [-max-bytes N] FILE...")
+func (e *env) inspect(fs *flagSet, args []string) int {
 	asJSON := fs.Bool("json", false, "print one JSON object per file, on one line each")
 	var extraP fppList
-	fs.Var(&extraP, "p", "also look for the expected insertions that the false-positive probability `P` gives (repeatable)")
+	fs.Var(&extraP, "p", "also look for the expected insertions that the false-positive\nprobability `P` gives (repeatable)")
 	maxBytes := maxBytesFlag(fs)
-	files, stop, status := parseInterspersed(fs, args)
+	files, stop, status := fs.parse(args)
 	if stop {
 		return status
 	}
 	if len(files) == 0 {
-		return e.usageError(fs, "no FILE to inspect")
+		return fs.usageError("no FILE to inspect")
+	}
+	if stdinTwice(files) {
+		return fs.usageError("standard input (-) can be read only once")
 	}
 	ps := append([]float64(nil), commonFPPs...)
 	for _, p := range extraP {
@@ -61,12 +63,12 @@ func (e *env) inspect(args []string) int {
 	}
 	for i, name := range files {
 		// Inspect reads only bits, so any funnel will do.
-		filters, err := readFilters(name, funnel.Bytes, *maxBytes)
+		filters, err := readFilters(e, name, funnel.Bytes, *maxBytes)
 		if err != nil {
 			status = e.fail("inspect", err)
 			continue
 		}
-		r, err := newReport(name, filters, ps)
+		r, err := newReport(displayName(name), filters, ps)
 		if err != nil {
 			status = e.fail("inspect", err)
 			continue

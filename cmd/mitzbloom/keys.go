@@ -50,6 +50,14 @@ type keys interface {
 
 func (k keyKind[T]) funnelName() string { return k.name }
 
+// aKey returns the name of k with its article, as in "an addr".
+func (k keyKind[T]) aKey() string {
+	if strings.ContainsRune("aeiou", rune(k.name[0])) {
+		return "an " + k.name
+	}
+	return "a " + k.name
+}
+
 func keysFor(name string) (keys, error) {
 	for _, k := range keyKinds {
 		if k.funnelName() == name {

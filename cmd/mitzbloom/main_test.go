@@ -11,9 +11,9 @@ import (
 	"testing"
 )
 
-// binary is the command, built once by TestMain, which the tests run as a
+// binPath is the command, built once by TestMain, which the tests run as a
 // user would.
-var binary string
+var binPath string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "mitzbloom-test-")
@@ -21,8 +21,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "mitzbloom")
-	build := exec.Command("go", "build", "-o", binary, ".")
+	binPath = filepath.Join(dir, "mitzbloom")
+	build := exec.Command("go", "build", "-o", binPath, ".")
 	build.Stderr = os.Stderr
 	status := 1
 	if err := build.Run(); err != nil {
@@ -47,7 +47,7 @@ func (r result) String() string {
 // mitzbloom runs the command with stdin as its standard input.
 func mitzbloom(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(binPath, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -9,21 +9,22 @@ import (
 	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
-func (e *env) merge(args []string) int {
-	fs := e.newFlags("merge", "-o OUT [-max-bytes N] A B...")
+func (e *env) merge(fs *flagSet, args []string) int {
 	out := fs.String("o", "", "write the merged filter to `OUT`, replacing it only once the merge succeeds")
 	maxBytes := maxBytesFlag(fs)
-	files, stop, status := parseInterspersed(fs, args)
+	files, stop, status := fs.parse(args)
 	if stop {
 		return status
 	}
-	if *out == "" {
-		return e.usageError(fs, "-o OUT is required")
+	switch {
+	case *out == "":
+		return fs.usageError("-o OUT is required")
+	case len(files) < 2:
+		return fs.usageError("merge needs at least two filters, A and B")
+	case stdinTwice(files):
+		return fs.usageError("standard input (-) can be read only once")
 	}
-	if len(files) < 2 {
-		return e.usageError(fs, "merge needs at least two filters, A and B")
-	}
-	merged, err := mergeFiles(files, *maxBytes)
+	merged, err := e.mergeFiles(files, *maxBytes)
 	if err == nil {
 		err = writeAtomic(*out, merged)
 	}
@@ -35,25 +36,26 @@ func (e *env) merge(args []string) int {
 
 // mergeFiles puts every filter of names into the first, as Guava's
 // a.putAll(b) does for each b.
-func mergeFiles(names []string, maxBytes int64) (*bloom.Filter[[]byte], error) {
+func (e *env) mergeFiles(names []string, maxBytes int64) (*bloom.Filter[[]byte], error) {
 	var merged *bloom.Filter[[]byte]
 	for _, name := range names {
 		// The files do not record their funnels; one for all of them
 		// makes PutAll's funnel check pass, as Guava's does for filters
 		// of one funnel.
-		filters, err := readFilters(name, funnel.Bytes, maxBytes)
+		filters, err := readFilters(e, name, funnel.Bytes, maxBytes)
 		if err != nil {
 			return nil, err
 		}
 		if len(filters) > 1 {
-			return nil, fmt.Errorf("%s: a Rotating snapshot, not a filter; merge merges filters", name)
+			return nil, fmt.Errorf("%s: a Rotating snapshot, not a filter; merge merges filters", displayName(name))
 		}
 		if merged == nil {
 			merged = filters[0]
 			continue
 		}
 		if err := merged.PutAll(filters[0]); err != nil {
-			return nil, fmt.Errorf("%s: cannot merge into %s: %s", name, names[0], guavaMessage(err))
+			return nil, fmt.Errorf("%s: cannot merge into %s: %s%s",
+				displayName(name), displayName(names[0]), guavaMessage(err), mergeHint(merged, filters[0]))
 		}
 	}
 	return merged, nil
@@ -71,4 +73,18 @@ func guavaMessage(err error) string {
 		}
 	}
 	return msg
+}
+
+// mergeHint says how to build filters a and b so that they merge, after the
+// message of PutAll's error.
+func mergeHint(a, b *bloom.Filter[[]byte]) string {
+	switch {
+	case a.BitSize() != b.BitSize():
+		return "; build both with the same -n and -p"
+	case a.NumHashFunctions() != b.NumHashFunctions():
+		return "; build both with the same -n and -p, and -legacy-k for both or neither"
+	case a.Strategy() != b.Strategy():
+		return "; build both with the same -strategy"
+	}
+	return ""
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -10,16 +12,23 @@ import (
 // writeAtomic writes what w writes to the file name, or nothing: it writes
 // a temporary file beside name and renames it to name only once it is
 // complete and synced, so that a failed command leaves no output, and a
-// reader of name never sees half a filter.
+// reader of name never sees half a filter. Its errors begin with name.
 func writeAtomic(name string, w io.WriterTo) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	// Rename would replace an empty directory, and fail on another with
+	// "file exists".
+	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s: is a directory, not a file to write", name)
+	}
+	dir := filepath.Dir(name)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*.tmp")
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: cannot create a file in %s: %w", name, dir, pathCause(err))
 	}
 	defer func() {
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmp.Name())
+			err = fmt.Errorf("%s: %w", name, pathCause(err))
 		}
 	}()
 	if _, err := w.WriteTo(tmp); err != nil {
@@ -39,6 +48,20 @@ func writeAtomic(name string, w io.WriterTo) (err error) {
 	return os.Rename(tmp.Name(), name)
 }
 
+// pathCause returns the cause of a failed operation on a path: errors name
+// the file the user named, not the temporary file beside it.
+func pathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
 // errTerminal reports an attempt to write a filter to a terminal.
 var errTerminal = errors.New("refusing to write a binary filter to a terminal; use -o FILE or redirect standard output")
 
@@ -51,8 +74,10 @@ func (e *env) writeOutput(name string, w io.WriterTo) error {
 	if isTerminal(e.stdout) {
 		return errTerminal
 	}
-	_, err := w.WriteTo(e.stdout)
-	return err
+	if _, err := w.WriteTo(e.stdout); err != nil {
+		return fmt.Errorf("writing standard output: %w", err)
+	}
+	return nil
 }
 
 // isTerminal reports whether w is a terminal: a character device, as the

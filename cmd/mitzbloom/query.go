@@ -18,28 +18,27 @@ type querier struct {
 	quiet    bool
 }
 
-func (e *env) query(args []string) int {
-	fs := e.newFlags("query", "FILE [-funnel F] [-q] [-max-bytes N] [KEY...]")
-	funnelName := fs.String("funnel", "string", "the funnel the filter was built with: "+funnelNames())
+func (e *env) query(fs *flagSet, args []string) int {
+	funnelName := fs.String("funnel", "string", "the funnel `F` the filter was built with: one of\n"+funnelNames())
 	quiet := fs.Bool("q", false, "print nothing: only the exit status tells")
 	maxBytes := maxBytesFlag(fs)
-	// Flags may come before FILE or after it, as the synopsis shows them.
-	if stop, status := parseFlags(fs, args); stop {
+	args, stop, status := fs.parse(args)
+	if stop {
 		return status
 	}
-	if fs.NArg() == 0 {
-		return e.usageError(fs, "no FILE to query")
-	}
-	file := fs.Arg(0)
-	if stop, status := parseFlags(fs, fs.Args()[1:]); stop {
-		return status
+	if len(args) == 0 {
+		return fs.usageError("no FILE to query")
 	}
 	k, err := keysFor(*funnelName)
 	if err != nil {
-		return e.usageError(fs, "%v", err)
+		return fs.usageError("%v", err)
 	}
-	q := &querier{e: e, file: file, maxBytes: *maxBytes, keys: fs.Args(), quiet: *quiet}
-	if fs.NArg() == 0 {
+	q := &querier{e: e, file: args[0], maxBytes: *maxBytes, keys: args[1:], quiet: *quiet}
+	switch {
+	case len(q.keys) > 0:
+	case q.file == "-":
+		return fs.usageError("the filter comes from standard input (-), so the keys must be arguments")
+	default:
 		q.keys = nil
 	}
 	allPresent, err := k.query(q)
@@ -53,7 +52,7 @@ func (e *env) query(args []string) int {
 }
 
 func (k keyKind[T]) query(q *querier) (bool, error) {
-	filters, err := readFilters(q.file, k.funnel, q.maxBytes)
+	filters, err := readFilters(q.e, q.file, k.funnel, q.maxBytes)
 	if err != nil {
 		return false, err
 	}
@@ -62,7 +61,7 @@ func (k keyKind[T]) query(q *querier) (bool, error) {
 	answer := func(line string, where func() string) error {
 		v, err := k.key(line)
 		if err != nil {
-			return fmt.Errorf("%s: %s is not a %s key: %w", where(), quoteLine(line), k.name, err)
+			return fmt.Errorf("%s: %s is not %s key: %w", where(), quoteLine(line), k.aKey(), err)
 		}
 		present := mightContain(filters, v)
 		allPresent = allPresent && present

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -9,47 +10,86 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
-// headerSize is the size of a serialized filter's header, before its words.
+// headerSize is the size of a serialized filter's header, before its words:
+// the strategy's ordinal, the number of hash functions and the number of
+// words, as bloom.Filter.WriteTo describes them.
 const headerSize = 6
 
-// errNotFilter reports a file that is neither one filter nor the two
-// generations of a Rotating.
-var errNotFilter = errors.New("not a filter or a Rotating snapshot")
+var (
+	// errNotFilter reports a file that is neither one filter nor the two
+	// generations of a Rotating.
+	errNotFilter = errors.New("not a filter or a Rotating snapshot")
+	// errNoOrdinal reports bytes that cannot begin a filter, whose first
+	// byte is its strategy's ordinal.
+	errNoOrdinal = errors.New("a filter begins with its strategy's ordinal, byte 0 or 1")
+	// errOverLimit reports a filter larger than -max-bytes.
+	errOverLimit = errors.New("over the limit")
+)
 
-// readFilters reads a file in Guava's writeTo format: one filter, or the two
-// generations, current first, that Rotating.WriteTo writes. With maxBytes > 0
-// it refuses, by the headers alone, a file whose filters take more bytes
-// than that.
-func readFilters[T any](name string, f funnel.Funnel[T], maxBytes int64) ([]*bloom.Filter[T], error) {
-	file, err := os.Open(name)
+// open opens an input: a file, or standard input for "-".
+func (e *env) open(name string) (io.Reader, func(), error) {
+	if name == "-" {
+		return e.stdin, func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A directory opens, and fails only when read, with a less plain
+	// message.
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: is a directory", name)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// displayName is how errors name an input.
+func displayName(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	return name
+}
+
+// readFilters reads a file ("-": standard input) in Guava's writeTo format:
+// one filter, or the two generations, current first, that Rotating.WriteTo
+// writes. With maxBytes > 0 it refuses, by the headers alone, a file whose
+// filters take more bytes than that.
+func readFilters[T any](e *env, name string, f funnel.Funnel[T], maxBytes int64) ([]*bloom.Filter[T], error) {
+	r, closeFile, err := e.open(name)
 	if err != nil {
 		return nil, err
 	}
-	defer file.Close()
-	filters, err := decodeFilters(file, f, maxBytes)
+	defer closeFile()
+	filters, err := decodeFilters(r, f, maxBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", displayName(name), err)
 	}
 	return filters, nil
 }
 
 func decodeFilters[T any](r io.Reader, f funnel.Funnel[T], maxBytes int64) ([]*bloom.Filter[T], error) {
-	budget := int64(-1) // no limit
+	limit := int64(-1) // no limit
 	if maxBytes > 0 {
-		budget = maxBytes
+		limit = maxBytes
 	}
-	first, err := readLimited(r, f, budget)
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: the file is empty", bloom.ErrCorrupt)
-	}
-	if err != nil {
+	first, size, err := readFilter(r, f, limit)
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil, errors.New("empty, not a Guava filter file")
+	case errors.Is(err, errNoOrdinal):
+		return nil, fmt.Errorf("not a Guava filter file: %w", err)
+	case errors.Is(err, errOverLimit):
+		return nil, fmt.Errorf("a filter of %d bytes, more than -max-bytes %d", size, maxBytes)
+	case err != nil:
 		return nil, err
 	}
-	size := serializedSize(first)
-	if budget >= 0 {
-		budget = max(0, budget-size)
+	if limit >= 0 {
+		limit -= size
 	}
 
 	// ReadFrom reads no further than its filter, so whatever follows is
@@ -61,33 +101,52 @@ func decodeFilters[T any](r io.Reader, f funnel.Funnel[T], maxBytes int64) ([]*b
 	if !more {
 		return []*bloom.Filter[T]{first}, nil
 	}
-	second, err := readLimited(rest, f, budget)
-	if errors.Is(err, bloom.ErrCorrupt) {
+	second, size2, err := readFilter(rest, f, limit)
+	switch {
+	case errors.Is(err, errNoOrdinal) || errors.Is(err, bloom.ErrCorrupt):
 		return nil, fmt.Errorf("%w: after a filter of %d bytes: %w", errNotFilter, size, err)
-	}
-	if err != nil {
+	case errors.Is(err, errOverLimit):
+		return nil, fmt.Errorf("two filters of %d bytes, more than -max-bytes %d", size+size2, maxBytes)
+	case err != nil:
 		return nil, fmt.Errorf("after a filter of %d bytes: %w", size, err)
 	}
 	if second.BitSize() != first.BitSize() || second.NumHashFunctions() != first.NumHashFunctions() || second.Strategy() != first.Strategy() {
-		return nil, fmt.Errorf("%w: %w: a filter of %d bytes is followed by a different one (%s, then %s)",
-			bloom.ErrCorrupt, errNotFilter, size, describe(first), describe(second))
+		return nil, fmt.Errorf("%w: a filter of %d bytes is followed by a different one (%s, then %s)",
+			errNotFilter, size, describe(first), describe(second))
 	}
 	if _, more, err := peek(rest); err != nil || more {
 		if err == nil {
-			err = fmt.Errorf("%w: %w: more bytes after two filters of %d bytes", bloom.ErrCorrupt, errNotFilter, size)
+			err = fmt.Errorf("%w: more bytes after two filters of %d bytes", errNotFilter, size)
 		}
 		return nil, err
 	}
 	return []*bloom.Filter[T]{first, second}, nil
 }
 
-// readLimited reads one filter of at most limit bytes, or of any size if
-// limit is negative.
-func readLimited[T any](r io.Reader, f funnel.Funnel[T], limit int64) (*bloom.Filter[T], error) {
-	if limit < 0 {
-		return bloom.ReadFrom(r, f)
+// readFilter reads one filter from r and returns it and its size in bytes.
+// It returns io.EOF if r is empty, an error wrapping errNoOrdinal if r does
+// not begin with a strategy's ordinal, and, having read only the header,
+// errOverLimit if limit >= 0 and the filter takes more than limit bytes.
+func readFilter[T any](r io.Reader, f funnel.Funnel[T], limit int64) (*bloom.Filter[T], int64, error) {
+	var h [headerSize]byte
+	n, err := io.ReadFull(r, h[:])
+	switch {
+	case n == 0 && errors.Is(err, io.EOF):
+		return nil, 0, io.EOF
+	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, 0, err
 	}
-	return bloom.ReadFromLimit(r, f, max(0, limit-headerSize)*8)
+	if _, err := strategy.ByOrdinal(int(int8(h[0]))); err != nil {
+		return nil, 0, fmt.Errorf("it begins %q, and %w", h[:n], errNoOrdinal)
+	}
+	// A short header, or a word count that is not positive, is for
+	// ReadFrom to report.
+	size := headerSize + 8*int64(int32(binary.BigEndian.Uint32(h[2:])))
+	if n == headerSize && size > headerSize && limit >= 0 && size > limit {
+		return nil, size, errOverLimit
+	}
+	filter, err := bloom.ReadFrom(io.MultiReader(bytes.NewReader(h[:n]), r), f)
+	return filter, size, err
 }
 
 // peek reports whether r has more bytes, and returns a reader of all of
@@ -108,4 +167,16 @@ func serializedSize[T any](f *bloom.Filter[T]) int64 { return headerSize + f.Bit
 
 func describe[T any](f *bloom.Filter[T]) string {
 	return fmt.Sprintf("%v, %d bits, %d hash functions", f.Strategy(), f.BitSize(), f.NumHashFunctions())
+}
+
+// stdinTwice reports whether names holds "-" more than once: standard
+// input can be read only once.
+func stdinTwice(names []string) bool {
+	n := 0
+	for _, name := range names {
+		if name == "-" {
+			n++
+		}
+	}
+	return n > 1
 }

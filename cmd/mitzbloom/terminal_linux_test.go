@@ -58,7 +58,7 @@ func TestProgressOnTerminal(t *testing.T) {
 		if quiet {
 			args = append(args, "-q")
 		}
-		cmd := exec.Command(binary, args...)
+		cmd := exec.Command(binPath, args...)
 		cmd.Stderr = terminal
 		var stdout bytes.Buffer
 		cmd.Stdout = &stdout
