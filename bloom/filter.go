@@ -5,6 +5,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
+	"github.com/mitzbloom/mitzbloom/internal/funnelname"
 	"github.com/mitzbloom/mitzbloom/internal/probe"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
@@ -115,7 +116,7 @@ func (f *Filter[T]) checkCompatible(other *Filter[T]) error {
 	case f.strategy != other.strategy:
 		return fmt.Errorf("%w: filters must have equal strategies (%v != %v)", ErrIncompatible, f.strategy, other.strategy)
 	case !funnel.Equal(f.funnel, other.funnel):
-		return fmt.Errorf("%w: filters must have equal funnels (%s)", ErrIncompatible, funnelMismatch(f.funnel, other.funnel))
+		return fmt.Errorf("%w: filters must have equal funnels (%s)", ErrIncompatible, funnelname.Mismatch(f.funnel, other.funnel))
 	}
 	return nil
 }
@@ -140,5 +141,5 @@ func (f *Filter[T]) Equal(other *Filter[T]) bool {
 // and a funnel.Func also by its function and where that begins, as in
 // "funnel.Func[main.Visit](main.byHost at visits.go:12)".
 func (f *Filter[T]) String() string {
-	return fmt.Sprintf("bloom.Filter{%s %v %d bits, %d hash functions}", funnelName(f.funnel), f.strategy, f.BitSize(), f.k)
+	return fmt.Sprintf("bloom.Filter{%s %v %d bits, %d hash functions}", funnelname.Of(f.funnel), f.strategy, f.BitSize(), f.k)
 }

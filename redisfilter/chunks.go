@@ -10,6 +10,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/funnelname"
 )
 
 // Snapshot, BitCount and Merge work on the whole filter, chunk by chunk,
@@ -225,7 +226,7 @@ func (c *core[T]) checkLocal(local *bloom.Filter[T]) error {
 	case local.Strategy() != c.strategy:
 		return fmt.Errorf("%w: merge %q: filters must have equal strategies (%v != %v)", bloom.ErrIncompatible, c.name, c.strategy, local.Strategy())
 	case !funnel.Equal(local.Funnel(), c.funnel):
-		return fmt.Errorf("%w: merge %q: filters must have equal funnels (%v != %v)", bloom.ErrIncompatible, c.name, c.funnel, local.Funnel())
+		return fmt.Errorf("%w: merge %q: filters must have equal funnels (%s)", bloom.ErrIncompatible, c.name, funnelname.Mismatch(c.funnel, local.Funnel()))
 	}
 	return nil
 }
