@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -77,9 +78,6 @@ func (m *LimitMemory) chain() {
 	m.chained = true
 }
 
-// sinkWord keeps the benchmarks' loads from being optimized away.
-var sinkWord uint64
-
 // BenchDependentLoads times loads that each wait for the one before: it
 // follows m's chain, a random cache line per load, so that ns/op is the
 // latency of a load from m.
@@ -90,7 +88,7 @@ func (m *LimitMemory) BenchDependentLoads(b *testing.B) {
 	for range b.N {
 		i = atomic.LoadUint64(&w[i])
 	}
-	sinkWord = i
+	runtime.KeepAlive(i)
 }
 
 // BenchIndependentLoads times random loads that wait for nothing: the
@@ -106,7 +104,28 @@ func (m *LimitMemory) BenchIndependentLoads(b *testing.B) {
 		x, _ := bits.Mul64(splitmix.Mix(i), n)
 		acc += atomic.LoadUint64(&w[x])
 	}
-	sinkWord = acc
+	runtime.KeepAlive(acc) // so that the loads are not optimized away
+}
+
+// BenchDependentGroups times groups of k random loads that wait for each
+// other within no group, each group waiting for the one before: the
+// addresses of a group come from the sum of the words the group before
+// loaded. ns/op is the latency of k misses in flight together, which is
+// what a single lookup of a present key waits for at best.
+func (m *LimitMemory) BenchDependentGroups(b *testing.B, k int) {
+	w := m.words
+	n := uint64(len(w))
+	x := uint64(0)
+	b.ResetTimer()
+	for range b.N {
+		var acc uint64
+		for j := range uint64(k) {
+			i, _ := bits.Mul64(splitmix.Mix(x+j), n)
+			acc += atomic.LoadUint64(&w[i])
+		}
+		x += acc | 1
+	}
+	runtime.KeepAlive(x)
 }
 
 // HugePageShare returns the share of m's bytes that the kernel backs with
@@ -136,7 +155,10 @@ func hugeBytes(lo, hi uintptr) (int64, bool) {
 	inside := false
 	for s := bufio.NewScanner(f); s.Scan(); {
 		line := s.Text()
-		if n, _ := fmt.Sscanf(line, "%x-%x ", &from, &to); n == 2 {
+		// A field such as "AnonHugePages:" scans as one hex number, A.
+		var a, b uintptr
+		if n, _ := fmt.Sscanf(line, "%x-%x ", &a, &b); n == 2 {
+			from, to = a, b
 			inside = from < hi && lo < to
 			continue
 		}

@@ -41,6 +41,9 @@ var LimitSizes = []int64{1e4, 1e6, 1e7, 1e8}
 const (
 	DependentLoadsCase   = "limit/dependent-load"
 	IndependentLoadsCase = "limit/independent-load"
+	// GroupLoadsCase is k loads in flight together, each group waiting
+	// for the one before.
+	GroupLoadsCase = "limit/dependent-k-loads"
 )
 
 // LimitCases returns the limit benchmarks for filters of n keys, then
@@ -278,8 +281,6 @@ func filterFill[K any](f *bloom.Filter[K]) float64 {
 // a benchmark can make its next key depend on an answer.
 func b2u(v bool) int { return int(*(*uint8)(unsafe.Pointer(&v))) }
 
-var sinkInt int
-
 // benchEach asks ask about b.N keys cycled from keys, one at a time, each
 // independent of the answer before.
 func benchEach[K any](b *testing.B, keys []K, ask func(K) bool) {
@@ -291,7 +292,7 @@ func benchEach[K any](b *testing.B, keys []K, ask func(K) bool) {
 			t = 0
 		}
 	}
-	sinkInt = found
+	runtime.KeepAlive(found)
 }
 
 // benchChain asks ask about b.N keys from keys, each chosen by the answer
@@ -307,7 +308,7 @@ func benchChain[K any](b *testing.B, keys []K, ask func(K) bool) {
 			t -= len(keys)
 		}
 	}
-	sinkInt = t
+	runtime.KeepAlive(t)
 }
 
 // benchBatches asks ask about b.N keys cycled from keys, Chunk at a time.
@@ -343,6 +344,13 @@ func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint6
 	return []LimitCase{
 		{Name: DependentLoadsCase, Run: func(b *testing.B) { limitMemory(b, key, n).BenchDependentLoads(b) }},
 		{Name: IndependentLoadsCase, Run: func(b *testing.B) { limitMemory(b, key, n).BenchIndependentLoads(b) }},
+		{Name: GroupLoadsCase, Run: func(b *testing.B) {
+			_, k, err := bloom.Size(n, P)
+			if err != nil {
+				b.Fatal(err)
+			}
+			limitMemory(b, key, n).BenchDependentGroups(b, k)
+		}},
 		{Name: "MightContainMany/present", Target: 1.5, Lines: k, Run: func(b *testing.B) {
 			fx := get(b)
 			benchBatches(b, fx.present, fx.filter.MightContainMany)

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -97,8 +98,8 @@ func BenchmarkBatch(b *testing.B) {
 
 // BenchmarkSingle compares, on the 1e8-key array, MightContain with its
 // prefetches and without (the path of an array in the caches), in a chain
-// of lookups each of which waits for the answer before it: ns/op is the
-// latency of one lookup.
+// of lookups each of which waits for the answer before it (ns/op is the
+// latency of one lookup) and in lookups that wait for nothing.
 func BenchmarkSingle(b *testing.B) {
 	bigArray()
 	mixed := make([]Hash, len(big.present))
@@ -115,7 +116,7 @@ func BenchmarkSingle(b *testing.B) {
 			f = mightContainPrefetched
 		}
 		for _, name := range []string{"present", "absent", "mixed"} {
-			b.Run("keys="+name+"/path="+path, func(b *testing.B) {
+			b.Run("keys="+name+"/path="+path+"/lookups=chained", func(b *testing.B) {
 				hs := keys[name]
 				t := 0
 				for b.Loop() {
@@ -125,6 +126,18 @@ func BenchmarkSingle(b *testing.B) {
 						t -= len(hs)
 					}
 				}
+			})
+			b.Run("keys="+name+"/path="+path+"/lookups=independent", func(b *testing.B) {
+				hs := keys[name]
+				t, found := 0, 0
+				for b.Loop() {
+					h := hs[t]
+					found += b2u(f(false, h.H1, h.H2, bigK, big.bits))
+					if t++; t == len(hs) {
+						t = 0
+					}
+				}
+				runtime.KeepAlive(found)
 			})
 		}
 	}

@@ -85,7 +85,7 @@ func report(n int64, key string, cases []bench.LimitCase, count int) {
 	for _, c := range cases {
 		t := ns[c.Name]
 		switch c.Name {
-		case bench.DependentLoadsCase, bench.IndependentLoadsCase:
+		case bench.DependentLoadsCase, bench.IndependentLoadsCase, bench.GroupLoadsCase:
 			fmt.Printf("| %s | %s | %s (huge pages: %s) | %.1f | | | | | |\n", name, key, c.Name, share(huge), t)
 			continue
 		}
@@ -97,7 +97,7 @@ func report(n int64, key string, cases []bench.LimitCase, count int) {
 			ratio = t / (l * indep)
 		}
 		if c.Dependent {
-			limit = fmt.Sprintf("%.1f (one dependent)", dep)
+			limit = fmt.Sprintf("%.1f (one dependent; k together: %.1f)", dep, ns[bench.GroupLoadsCase])
 			ratio = t / dep
 		}
 		target := ""
