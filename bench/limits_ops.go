@@ -10,6 +10,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // A LimitCase is one benchmark of the limits report: an operation of
@@ -41,6 +42,8 @@ var LimitSizes = []int64{1e4, 1e6, 1e7, 1e8}
 const (
 	DependentLoadsCase   = "limit/dependent-load"
 	IndependentLoadsCase = "limit/independent-load"
+	// HashCase is the hashing of a key alone, which every operation pays.
+	HashCase = "hash"
 	// GroupLoadsCase is k loads in flight together, each group waiting
 	// for the one before.
 	GroupLoadsCase = "limit/dependent-k-loads"
@@ -350,6 +353,20 @@ func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint6
 				b.Fatal(err)
 			}
 			limitMemory(b, key, n).BenchDependentGroups(b, k)
+		}},
+		{Name: HashCase, Run: func(b *testing.B) {
+			fx := get(b)
+			h := strategy.HasherFor(f)
+			var acc uint64
+			b.ResetTimer()
+			for i, t := 0, 0; i < b.N; i++ {
+				h1, h2 := h.Sum128(fx.present[t])
+				acc += h1 ^ h2
+				if t++; t == len(fx.present) {
+					t = 0
+				}
+			}
+			runtime.KeepAlive(acc)
 		}},
 		{Name: "MightContainMany/present", Target: 1.5, Lines: k, Run: func(b *testing.B) {
 			fx := get(b)

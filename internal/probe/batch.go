@@ -8,13 +8,15 @@ import (
 
 // BatchSize is the most hashes PutMany, MightContainMany and Prefetch take
 // at once. On a filter larger than the caches a batch's probes are
-// prefetched round by round, BatchSize lines at a time: far more than the
-// misses a core keeps in flight (about 20), so that the memory is kept busy,
-// and the rounds' last few misses, which wait alone, are spread over many
-// values. Against batches of 32, this took MightContainMany of absent values
-// at 1e8 keys from 170 ns a value to 120 (BenchmarkBatch, same run); the
-// batch state, 6 KB, stays in L1.
-const BatchSize = 256
+// prefetched round by round, so a round keeps up to BatchSize misses in
+// flight, more than the 20 or so a core tracks, and the rounds' last few
+// misses, which wait alone, are spread over many values. At 1e8 keys
+// (BenchmarkBatch with BatchSize = 256, one run, ns a value), batches of 32, 64, 128 and 256
+// took MightContainMany of present values 292, 269, 294 and 305 ns, and of
+// absent ones 124, 121, 124 and 105; 64 is the best for present values
+// and within noise for a mix, and its state (1 KB of hashes) is the
+// smallest of the three that are.
+const BatchSize = 64
 
 // smallBatch is the batch of the loops that probe an array in the caches,
 // whose alive set is a 64-bit mask.

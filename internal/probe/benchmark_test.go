@@ -2,11 +2,9 @@ package probe
 
 import (
 	"math/rand/v2"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
-	"unsafe"
 
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 )
@@ -95,54 +93,3 @@ func BenchmarkBatch(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkSingle compares, on the 1e8-key array, MightContain with its
-// prefetches and without (the path of an array in the caches), in a chain
-// of lookups each of which waits for the answer before it (ns/op is the
-// latency of one lookup) and in lookups that wait for nothing.
-func BenchmarkSingle(b *testing.B) {
-	bigArray()
-	mixed := make([]Hash, len(big.present))
-	for i := range mixed {
-		mixed[i] = big.present[i]
-		if i%2 == 1 {
-			mixed[i] = big.absent[i]
-		}
-	}
-	keys := map[string][]Hash{"present": big.present, "absent": big.absent, "mixed": mixed}
-	for _, path := range []string{"cached", "prefetched"} {
-		f := mightContainPairs
-		if path == "prefetched" {
-			f = mightContainPrefetched
-		}
-		for _, name := range []string{"present", "absent", "mixed"} {
-			b.Run("keys="+name+"/path="+path+"/lookups=chained", func(b *testing.B) {
-				hs := keys[name]
-				t := 0
-				for b.Loop() {
-					h := hs[t]
-					t += 1 + b2u(f(false, h.H1, h.H2, bigK, big.bits))
-					if t >= len(hs) {
-						t -= len(hs)
-					}
-				}
-			})
-			b.Run("keys="+name+"/path="+path+"/lookups=independent", func(b *testing.B) {
-				hs := keys[name]
-				t, found := 0, 0
-				for b.Loop() {
-					h := hs[t]
-					found += b2u(f(false, h.H1, h.H2, bigK, big.bits))
-					if t++; t == len(hs) {
-						t = 0
-					}
-				}
-				runtime.KeepAlive(found)
-			})
-		}
-	}
-}
-
-// b2u returns 1 for true and 0 for false as data, so that the next lookup
-// depends on the answer rather than on a predicted branch.
-func b2u(v bool) int { return int(*(*uint8)(unsafe.Pointer(&v))) }

@@ -79,14 +79,16 @@ func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 // measurable. Reading all k bits before a single branch reads k cache lines
 // for every value, where an absent one needs about two: at 1e8 keys that
 // was up to 45% slower.
+//
+// On a filter larger than the caches, prefetching all k words before the
+// first test (bitarray.Array.Prefetch, as the batch calls do) did not pay
+// on balance: at 1e8 keys it took a present value's lookup from 643 ns to
+// 537 and a mix's from 703 to 530, but an absent value's from 294 ns, one
+// miss, to 385, since its first two words then arrive behind five more
+// (BenchmarkSingle at commit af21ff6, chained lookups, one run). Filters
+// mostly answer for absent values, so the single lookup stays as it is;
+// MightContainMany prefetches.
 func mightContain(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
-	if k <= maxPrefetchedProbes && Prefetches(bits) {
-		return mightContainPrefetched(mitz32, h1, h2, k, bits)
-	}
-	return mightContainPairs(mitz32, h1, h2, k, bits)
-}
-
-func mightContainPairs(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	i := 0
 	if mitz32 {
 		p := NewMitz32(h1)
@@ -141,42 +143,4 @@ func (p Mitz32) Combined(i int) uint64 {
 		c = ^c
 	}
 	return uint64(c)
-}
-
-// maxPrefetchedProbes is the most probes a single MightContain prefetches:
-// k = 7 at p = 0.01, 14 at 1e-4; a filter with more hash functions than
-// that is probed as a small one.
-const maxPrefetchedProbes = 32
-
-// mightContainPrefetched is mightContain for an array larger than the
-// caches. It computes all k indexes, starts loading every one of their
-// words, and only then tests the bits in pairs, so that a value's k misses
-// are in flight together and a mispredicted branch on a pair, which throws
-// away the loads issued after it, no longer delays the others: the lookup
-// then costs about one miss instead of two or more in a row. On an array of
-// 1e8 keys, in a chain of lookups that each wait for the answer before
-// (BenchmarkSingle in this package), present values went from 680 ns to 500
-// and a mix of present and absent ones from 790 to 500 on a busy machine,
-// absent values alone staying at 380.
-func mightContainPrefetched(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
-	var idx [maxPrefetchedProbes]uint64
-	if mitz32 {
-		p := NewMitz32(h1)
-		for i := range idx[:k] {
-			idx[i] = bits.Reduce(p.Combined(i))
-		}
-	} else {
-		p := Mitz64{h1, h2}
-		for i := range idx[:k] {
-			idx[i] = bits.Reduce(p.Combined(i))
-		}
-	}
-	bits.Prefetch(idx[:k])
-	i := 0
-	for ; i+1 < k; i += 2 {
-		if bits.Bit(idx[i])&bits.Bit(idx[i+1]) == 0 {
-			return false
-		}
-	}
-	return i == k || bits.Get(idx[i])
 }

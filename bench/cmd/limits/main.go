@@ -85,6 +85,9 @@ func report(n int64, key string, cases []bench.LimitCase, count int) {
 	for _, c := range cases {
 		t := ns[c.Name]
 		switch c.Name {
+		case bench.HashCase:
+			fmt.Printf("| %s | %s | %s | %.1f | | | | | |\n", name, key, c.Name, t)
+			continue
 		case bench.DependentLoadsCase, bench.IndependentLoadsCase, bench.GroupLoadsCase:
 			fmt.Printf("| %s | %s | %s (huge pages: %s) | %.1f | | | | | |\n", name, key, c.Name, share(huge), t)
 			continue
