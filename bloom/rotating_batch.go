@@ -50,6 +50,18 @@ func (r *Rotating[T]) MightContainMany(dst []bool, vs []T) []bool {
 		out := dst[len(dst) : len(dst)+n]
 		cur, prev := g.cur.f, g.prev.f
 		cur.probe.MightContainMany(hs[:n], cur.k, cur.bits, out)
+		if !probe.Prefetches(prev.bits) {
+			// In the caches, where a lookup waits for no miss, one at a
+			// time is cheaper than gathering the values for a batch:
+			// 53 ns a value against 69 at 1e4 keys
+			// (BenchmarkRotatingMightContainMany, benchstat of 6 runs).
+			for i, h := range hs[:n] {
+				out[i] = out[i] || g.prev.has(h.H1, h.H2)
+			}
+			dst = dst[:len(dst)+n]
+			vs = vs[n:]
+			continue
+		}
 		m := 0
 		for i, h := range hs[:n] {
 			rest[m], at[m] = h, uint8(i)
