@@ -27,8 +27,13 @@ func TestBatchMatchesOneByOne(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	lengths := []int{0, 1, 2, probe.BatchSize - 1, probe.BatchSize, probe.BatchSize + 1, 3*probe.BatchSize + 5, 5000}
 	for _, s := range bothStrategies {
-		for _, n := range []int64{1, 50, 1000, 100_000} {
+		// 8e6 keys is a filter of 9.6 MB, large enough for the batch calls
+		// to prefetch.
+		for _, n := range []int64{1, 50, 1000, 100_000, 8_000_000} {
 			for _, length := range lengths {
+				if n == 8_000_000 && length < probe.BatchSize {
+					continue
+				}
 				for _, m := range writeModes {
 					name := fmt.Sprintf("%v/n=%d/len=%d/%s", s, n, length, m.name)
 					one := mustNew(t, funnel.String, n, 0.01, bloom.WithStrategy(s))

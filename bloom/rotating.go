@@ -227,15 +227,22 @@ func (r *Rotating[T]) Put(v T) bool {
 // with the generations g.
 func (r *Rotating[T]) putHash(g *generations[T], h1, h2 uint64) bool {
 	isNew := r.putIn(g, h1, h2) && !g.prev.has(h1, h2)
-	// v must end up in a generation that was still current after v's bits
-	// were set in it. One that a rotation had already made previous would
-	// be dropped by the next rotation, possibly much less than a window
-	// later, so if a rotation happened meanwhile v goes in again. That costs
-	// one more atomic load, of a line every core holds shared.
+	r.settle(g, h1, h2)
+	return isNew
+}
+
+// settle puts the hash again in the current generation if a rotation
+// replaced g since the hash was put in g's current one. A value must end up
+// in a generation that was still current after its bits were set in it.
+// One that a rotation had already made previous would be dropped by the
+// next rotation, possibly much less than a window later, so if a rotation
+// happened meanwhile the value goes in again. That costs one more atomic
+// load, of a line every core holds shared.
+func (r *Rotating[T]) settle(g *generations[T], h1, h2 uint64) {
 	for {
 		now := r.gens.Load()
 		if now == g {
-			return isNew
+			return
 		}
 		g = now
 		r.putIn(g, h1, h2)

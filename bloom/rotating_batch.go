@@ -8,26 +8,39 @@ import (
 
 // PutMany puts every value of vs in r, as calling [Rotating.Put] for each
 // in turn would, counting them toward filling the current generation in the
-// same way. It is there for the callers that have their values in batches,
-// as [Filter.PutMany] is; since every value's insert must be counted, it is
-// no faster than that loop. PutMany is safe for concurrent use like Put.
+// same way. It is faster than that loop on generations larger than the CPU
+// caches, as [Filter.PutMany] is: it starts loading the memory of many
+// values at once before it puts them one by one. PutMany is safe for
+// concurrent use like Put.
 func (r *Rotating[T]) PutMany(vs []T) {
-	for _, v := range vs {
-		g := r.gens.Load()
-		h1, h2 := r.hash.Sum128(v)
-		r.putHash(g, h1, h2)
+	var hs [probe.BatchSize]probe.Hash
+	for len(vs) > 0 {
+		n := min(len(vs), len(hs))
+		hashAll(r.hash, hs[:n], vs)
+		cur := r.gens.Load().cur.f
+		cur.probe.Prefetch(hs[:n], cur.k, cur.bits)
+		for _, h := range hs[:n] {
+			// Put without its answer, which needs a look at the previous
+			// generation.
+			g := r.gens.Load()
+			r.putIn(g, h.H1, h.H2)
+			r.settle(g, h.H1, h.H2)
+		}
+		vs = vs[n:]
 	}
 }
 
 // MightContainMany appends to dst, for each value of vs in order, what
 // [Rotating.MightContain] would report for it, and returns the extended
 // slice. Like [Filter.MightContainMany] it overlaps the memory reads of
-// many values in the current generation, and then checks the previous one
-// for the values it did not hold. With the built-in funnels it allocates
+// many values, in the current generation and then, for the values it does
+// not hold, in the previous one. With the built-in funnels it allocates
 // only to grow dst.
 func (r *Rotating[T]) MightContainMany(dst []bool, vs []T) []bool {
 	dst = slices.Grow(dst, len(vs))
-	var hs [probe.BatchSize]probe.Hash
+	var hs, rest [probe.BatchSize]probe.Hash
+	var at [probe.BatchSize]uint8 // rest[t] is the hash of vs[at[t]]
+	var found [probe.BatchSize]bool
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
 		hashAll(r.hash, hs[:n], vs)
@@ -35,10 +48,30 @@ func (r *Rotating[T]) MightContainMany(dst []bool, vs []T) []bool {
 		// MightContain uses one for its value.
 		g := r.gens.Load()
 		out := dst[len(dst) : len(dst)+n]
-		cur := g.cur.f
+		cur, prev := g.cur.f, g.prev.f
 		cur.probe.MightContainMany(hs[:n], cur.k, cur.bits, out)
+		if !probe.Prefetches(prev.bits) {
+			// In the caches, where a lookup waits for no miss, one at a
+			// time is cheaper than gathering the values for a batch:
+			// 53 ns a value against 69 at 1e4 keys
+			// (BenchmarkRotatingMightContainMany, benchstat of 6 runs).
+			for i, h := range hs[:n] {
+				out[i] = out[i] || g.prev.has(h.H1, h.H2)
+			}
+			dst = dst[:len(dst)+n]
+			vs = vs[n:]
+			continue
+		}
+		m := 0
 		for i, h := range hs[:n] {
-			out[i] = out[i] || g.prev.has(h.H1, h.H2)
+			rest[m], at[m] = h, uint8(i)
+			if !out[i] {
+				m++
+			}
+		}
+		prev.probe.MightContainMany(rest[:m], prev.k, prev.bits, found[:m])
+		for t, ok := range found[:m] {
+			out[at[t]] = ok
 		}
 		dst = dst[:len(dst)+n]
 		vs = vs[n:]

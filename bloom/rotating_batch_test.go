@@ -68,6 +68,49 @@ func TestRotatingBatchMatchesOneByOne(t *testing.T) {
 	assert.Less(t, hits, len(probes)-300, "too few absent values to test both answers")
 }
 
+// TestRotatingBatchLarge is TestRotatingBatchMatchesOneByOne with
+// generations large enough (9.6 MB) for the batch calls to prefetch, a few
+// thousand values in each.
+func TestRotatingBatchLarge(t *testing.T) {
+	const n = 8_000_000
+	clockOne, clockMany := bloom.NewManualClock(epoch), bloom.NewManualClock(epoch)
+	one := mustNewRotating(t, funnel.String, n, 0.01, time.Minute, bloom.WithClock(clockOne))
+	many := mustNewRotating(t, funnel.String, n, 0.01, time.Minute, bloom.WithClock(clockMany))
+	var vs []string
+	for i := range 6000 {
+		vs = append(vs, fmt.Sprint("v", i))
+	}
+	for w, batch := range [][]string{vs[:3000], vs[3000:]} {
+		if w > 0 {
+			clockOne.Advance(time.Minute)
+			clockMany.Advance(time.Minute)
+		}
+		for _, v := range batch {
+			one.Put(v)
+		}
+		many.PutMany(batch)
+	}
+	a, err := one.MarshalBinary()
+	require.NoError(t, err)
+	b, err := many.MarshalBinary()
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(a, b), "PutMany left different generations")
+
+	// The first 3000 values are in the previous generation, the others in
+	// the current one.
+	probes := append(vs[:0:0], vs...)
+	for i := range 3000 {
+		probes = append(probes, fmt.Sprint("absent", i))
+	}
+	got := many.MightContainMany(nil, probes)
+	for i, v := range probes {
+		require.Equal(t, many.MightContain(v), got[i], "%q", v)
+		if i < len(vs) {
+			require.True(t, got[i], "%q was put", v)
+		}
+	}
+}
+
 // TestRotatingBinary checks that MarshalBinary writes what WriteTo writes
 // and UnmarshalBinary reads it back into another Rotating, and that bad
 // data leaves the Rotating unchanged with the error of what is wrong.

@@ -15,6 +15,8 @@ import (
 type putter[T any] interface {
 	Put(T) bool
 	MightContain(T) bool
+	PutMany([]T)
+	MightContainMany([]bool, []T) []bool
 }
 
 // rotatingBenchCases runs bench for each key kind and size on a Filter and
@@ -87,6 +89,40 @@ func benchRotatingMightContain[T any](b *testing.B, key func(int64) T, n int64, 
 		}
 	}
 	sink = found
+}
+
+// benchRotatingPutMany is benchRotatingPut through PutMany, batchLen keys
+// a call.
+func benchRotatingPutMany[T any](b *testing.B, key func(int64) T, n int64, make func() putter[T], _ func()) {
+	keys := benchKeys(n/2, key)
+	f := make()
+	benchMany(b, keys, f.PutMany)
+}
+
+// benchRotatingMightContainMany is benchRotatingMightContain through
+// MightContainMany, batchLen keys a call.
+func benchRotatingMightContainMany[T any](b *testing.B, key func(int64) T, n int64, newFilter func() putter[T], nextWindow func()) {
+	f := newFilter()
+	for i := range n {
+		if i == n/2 && nextWindow != nil {
+			nextWindow()
+		}
+		f.Put(key(i))
+	}
+	probes := benchKeys(n, func(i int64) T { return key(i/2 + i%2*n) })
+	answers := make([]bool, 0, batchLen)
+	benchMany(b, probes, func(vs []T) { answers = f.MightContainMany(answers[:0], vs) })
+}
+
+// BenchmarkRotatingPutMany compares Rotating.PutMany with Filter.PutMany.
+func BenchmarkRotatingPutMany(b *testing.B) {
+	rotatingBenchCases(b, benchRotatingPutMany[int64], benchRotatingPutMany[string])
+}
+
+// BenchmarkRotatingMightContainMany compares Rotating.MightContainMany
+// with Filter.MightContainMany.
+func BenchmarkRotatingMightContainMany(b *testing.B) {
+	rotatingBenchCases(b, benchRotatingMightContainMany[int64], benchRotatingMightContainMany[string])
 }
 
 // BenchmarkRotatingPut compares Rotating.Put with Filter.Put.

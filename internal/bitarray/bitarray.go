@@ -41,14 +41,28 @@ func New(words int) *Array {
 	if words < 1 || words > MaxWords {
 		panic("bitarray: word count out of range")
 	}
-	return newArray(make([]uint64, words))
+	return wrap(MakeWords(words))
 }
 
-// newArray wraps words. It advises huge pages before anything writes to a
-// new array, when the advice costs nothing: fresh pages are then faulted in
-// as huge pages.
+// MakeWords returns words zero words allocated as New allocates an array's:
+// from the Go heap, advised for huge pages before anything writes to them.
+// It is for measurements that must see the memory a filter sees.
+func MakeWords(words int) []uint64 {
+	w := make([]uint64, words)
+	adviseHugePages(w)
+	return w
+}
+
+// newArray wraps words. It advises huge pages, as MakeWords does: for a
+// new array before anything writes to it, when fresh pages are then
+// faulted in as huge pages, and for words decoded from a stream, which the
+// kernel may then collapse into huge pages.
 func newArray(words []uint64) *Array {
 	adviseHugePages(words)
+	return wrap(words)
+}
+
+func wrap(words []uint64) *Array {
 	return &Array{words: words, recip: reciprocal(uint64(len(words)) << 6)}
 }
 
@@ -186,4 +200,12 @@ func (a *Array) Equal(other *Array) bool {
 		}
 	}
 	return true
+}
+
+// Prefetch asks the CPU to start loading the words that hold the bits idx
+// into its caches, and returns without waiting for them: a later Get, Bit or
+// Set of those bits then finds its word in cache, or on its way. It changes
+// nothing a reader can see. Every index must be below BitSize().
+func (a *Array) Prefetch(idx []uint64) {
+	prefetch(&a.words[0], idx)
 }

@@ -6,7 +6,6 @@ package probe
 
 import (
 	"math"
-	"math/bits"
 
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 )
@@ -80,6 +79,15 @@ func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 // measurable. Reading all k bits before a single branch reads k cache lines
 // for every value, where an absent one needs about two: at 1e8 keys that
 // was up to 45% slower.
+//
+// On a filter larger than the caches, prefetching all k words before the
+// first test (bitarray.Array.Prefetch, as the batch calls do) did not pay
+// on balance: at 1e8 keys it took a present value's lookup from 643 ns to
+// 537 and a mix's from 703 to 530, but an absent value's from 294 ns, one
+// miss, to 385, since its first two words then arrive behind five more
+// (BenchmarkSingle at commit af21ff6, chained lookups, one run). Filters
+// mostly answer for absent values, so the single lookup stays as it is;
+// MightContainMany prefetches.
 func mightContain(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	i := 0
 	if mitz32 {
@@ -99,96 +107,6 @@ func mightContain(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool 
 	}
 	return i == k || bits.Get(bits.Reduce(p.Combined(i)))
 }
-
-// BatchSize is the most hashes PutMany and MightContainMany take at once.
-// It bounds the probes in flight: enough to keep a core's outstanding cache
-// misses busy, few enough for their state to stay in registers and L1.
-const BatchSize = 32
-
-// A Hash is the Murmur3-128 hash of one value, as strategy.Sum128 returns it.
-type Hash struct{ H1, H2 uint64 }
-
-// combined returns the combined hash of round j for the value hashed to h.
-// Probes compute it from the round, so the batch calls keep no probe state
-// of their own.
-func (p Prober) combined(h Hash, j int) uint64 {
-	if p.mitz32 {
-		return NewMitz32(h.H1).Combined(j)
-	}
-	return Mitz64(h).Combined(j)
-}
-
-// roundsMinWords is the smallest array, in words, that PutMany fills round
-// by round with atomic writes. A smaller one stays in the caches, so there
-// are no misses to overlap and the rounds' bookkeeping only costs: in rounds,
-// PutMany took 75 ns a key against Put's 72 at 1e4 keys, and 99 against 82
-// at 1e6 (medians of BenchmarkFill in package bloom). Rounds and single Puts
-// cost the same at 1e7 keys (12 MB); the rounds win past that.
-const roundsMinWords = 8 << 20 / 8
-
-// PutMany does what Put does for each of hs, which holds at most BatchSize
-// hashes, and leaves the same bits set.
-//
-// With plain writes it works round by round, the ith bit of every value in
-// turn: nothing orders one value's probes after another's, and the CPU
-// overlaps the misses of a round on its own. With atomic writes it does so
-// only on a large array, and splits each round in two: plain loads of every
-// value's word first, which the CPU overlaps because none depends on
-// another, then atomic ORs of the bits that were clear, now that their words
-// are in cache. An atomic OR would wait for the loads before it, so
-// interleaving them would serialize the misses that dominate the cost of a
-// filter larger than the caches.
-func (p Prober) PutMany(hs []Hash, k int, bits *bitarray.Array) {
-	if p.plain {
-		for j := range k {
-			for i := range hs {
-				bits.SetPlain(bits.Reduce(p.combined(hs[i], j)))
-			}
-		}
-		return
-	}
-	if bits.WordCount() < roundsMinWords {
-		for _, h := range hs {
-			put(p.mitz32, false, h.H1, h.H2, k, bits)
-		}
-		return
-	}
-	var idx [BatchSize]uint64
-	for j := range k {
-		var clear uint64 // bit i: value i's bit of this round was clear
-		for i := range hs {
-			idx[i] = bits.Reduce(p.combined(hs[i], j))
-			if !bits.Get(idx[i]) {
-				clear |= 1 << i
-			}
-		}
-		for ; clear != 0; clear &= clear - 1 {
-			bits.Set(idx[trailingZeros(clear)])
-		}
-	}
-}
-
-// MightContainMany sets out[i] to what MightContain would report for hs[i];
-// hs holds at most BatchSize hashes and out is at least as long.
-//
-// Like PutMany it works round by round so that the loads of different
-// values overlap, and a value leaves the rounds at its first clear bit.
-func (p Prober) MightContainMany(hs []Hash, k int, bits *bitarray.Array, out []bool) {
-	alive := uint64(1)<<len(hs) - 1 // bit i: value i's bits were set so far
-	for j := 0; j < k && alive != 0; j++ {
-		for m := alive; m != 0; m &= m - 1 {
-			i := trailingZeros(m)
-			if !bits.Get(bits.Reduce(p.combined(hs[i], j))) {
-				alive &^= 1 << i
-			}
-		}
-	}
-	for i := range hs {
-		out[i] = alive>>i&1 != 0
-	}
-}
-
-func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
 
 // Mitz64 yields MURMUR128_MITZ_64's combined hashes: the ith (from 0) is
 // h1+i·h2 with 64-bit wraparound and its sign bit cleared. Guava adds h2 at

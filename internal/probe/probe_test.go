@@ -13,13 +13,13 @@ import (
 // TestPutManyMatchesPut requires PutMany to set exactly the bits Put sets,
 // and MightContainMany to answer as MightContain does, in every way PutMany
 // can go: both strategies, plain and atomic writes, arrays below and above
-// roundsMinWords, full and partial batches, and hashes that repeat.
+// prefetchMinWords, full and partial batches, and hashes that repeat.
 func TestPutManyMatchesPut(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, mitz32 := range []bool{false, true} {
 		for _, plain := range []bool{false, true} {
 			p := For(mitz32, plain)
-			for _, words := range []int{1, 150, roundsMinWords - 1, roundsMinWords + 17} {
+			for _, words := range []int{1, 150, prefetchMinWords - 1, prefetchMinWords + 17} {
 				for _, k := range []int{1, 7, 13} {
 					name := fmt.Sprintf("mitz32=%v/plain=%v/words=%d/k=%d", mitz32, plain, words, k)
 					one, many := bitarray.New(words), bitarray.New(words)

@@ -1,0 +1,148 @@
+// Limits measures how close mitzbloom comes to the memory of the machine it
+// runs on, for filters larger than the caches. In one run, for each size
+// and key type, it times the two limits over memory made as a filter's is
+// (a chain of dependent random loads: the latency of a miss; independent
+// random loads: the throughput of misses), then mitzbloom's operations, and
+// prints each operation's time per key over the limit it should approach:
+//
+//	go -C bench run ./cmd/limits                       # 1e6, 1e7, 1e8; about 10 minutes
+//	go -C bench run ./cmd/limits -sizes 1e8 -count 5
+//
+// A batch operation is compared with as many independent loads as the
+// cache lines it must read (k for a present key, the mean number of probes
+// of an absent one at the filter's fill); a single lookup chained to the
+// answer of the one before is compared with one dependent load. Run it on
+// an otherwise idle machine: the load average is printed before and after.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mitzbloom/mitzbloom/bench"
+)
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("limits: ")
+	testing.Init()
+	sizes := flag.String("sizes", "1e6,1e7,1e8", "comma-separated filter sizes")
+	keys := flag.String("keys", "int64,hostport", "comma-separated key types")
+	count := flag.Int("count", 3, "runs of each benchmark, the median reported")
+	benchtime := flag.Duration("benchtime", time.Second, "timed work of each run")
+	flag.Parse()
+	if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("load average before: %s\n\n", loadAverage())
+	fmt.Println("| n | key | operation | ns/key | lines | ns/line | limit | ratio | target |")
+	fmt.Println("|---|---|---|---:|---:|---:|---|---:|---:|")
+	for _, s := range strings.Split(*sizes, ",") {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || f < 1 {
+			log.Fatalf("-sizes: %q is not a number of keys", s)
+		}
+		n := int64(f)
+		for _, key := range strings.Split(*keys, ",") {
+			cases := bench.LimitCases(key, n)
+			if cases == nil {
+				log.Fatalf("-keys: no key type %q", key)
+			}
+			report(n, key, cases, *count)
+		}
+	}
+	bench.ReleaseLimitFixtures()
+	fmt.Printf("\nload average after: %s\n", loadAverage())
+}
+
+// report runs every case count times, round robin, so that the limits and
+// the operations see the same machine, and prints a row per case.
+func report(n int64, key string, cases []bench.LimitCase, count int) {
+	runs := make([][]float64, len(cases))
+	for range count {
+		for i, c := range cases {
+			r := testing.Benchmark(c.Run)
+			if r.N == 0 {
+				log.Fatalf("n=%s key=%s %s: the benchmark failed", bench.SizeName(n), key, c.Name)
+			}
+			runs[i] = append(runs[i], float64(r.T.Nanoseconds())/float64(r.N))
+		}
+	}
+	ns := make(map[string]float64)
+	for i, c := range cases {
+		ns[c.Name] = median(runs[i])
+	}
+	dep, indep := ns[bench.DependentLoadsCase], ns[bench.IndependentLoadsCase]
+	name := bench.SizeName(n)
+	huge := bench.LimitHugePageShare()
+	for _, c := range cases {
+		t := ns[c.Name]
+		switch c.Name {
+		case bench.HashCase:
+			fmt.Printf("| %s | %s | %s | %.1f | | | | | |\n", name, key, c.Name, t)
+			continue
+		case bench.DependentLoadsCase, bench.IndependentLoadsCase, bench.GroupLoadsCase:
+			fmt.Printf("| %s | %s | %s (huge pages: %s) | %.1f | | | | | |\n", name, key, c.Name, share(huge), t)
+			continue
+		}
+		lines, perLine, limit, ratio := "", "", "", 0.0
+		if c.Lines != nil {
+			l := c.Lines()
+			lines, perLine = fmt.Sprintf("%.2f", l), fmt.Sprintf("%.1f", t/l)
+			limit = fmt.Sprintf("%.2f × %.1f (independent)", l, indep)
+			ratio = t / (l * indep)
+		}
+		if c.Dependent {
+			limit = fmt.Sprintf("%.1f (one dependent; k together: %.1f)", dep, ns[bench.GroupLoadsCase])
+			ratio = t / dep
+		}
+		target := ""
+		if c.Target > 0 {
+			mark := "met"
+			if ratio > c.Target {
+				mark = "not met"
+			}
+			target = fmt.Sprintf("≤ %.1f, %s", c.Target, mark)
+		}
+		r := ""
+		if ratio > 0 {
+			r = fmt.Sprintf("%.2f", ratio)
+		}
+		fmt.Printf("| %s | %s | %s | %.1f | %s | %s | %s | %s | %s |\n", name, key, c.Name, t, lines, perLine, limit, r, target)
+	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func share(x float64) string {
+	if x < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.0f%%", 100*x)
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

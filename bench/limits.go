@@ -1,0 +1,176 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"math/bits"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"unsafe"
+
+	"github.com/mitzbloom/mitzbloom/bench/internal/splitmix"
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/internal/bitarray"
+)
+
+// The limits of the machine. A filter far larger than the caches is as fast
+// as the memory under it lets it be, and two numbers bound that: the time of
+// one random load that must wait for the one before it (latency), and the
+// time per load of random loads that wait for nothing (throughput, set by
+// how many misses a core keeps in flight). The limit benchmarks time both
+// over memory made as a filter's is, of the same size, and the limits
+// report divides mitzbloom's time per key by them.
+
+// lineWords is the number of words in a 64-byte cache line.
+const lineWords = 8
+
+// LimitMemory is memory of the size of a filter, allocated as a filter's
+// words are, for the limit benchmarks.
+type LimitMemory struct {
+	words []uint64
+	// chain links the first word of every cache line into one cycle in a
+	// random order: words[l·8] is the index of the first word of the line
+	// after line l.
+	chained bool
+}
+
+// NewLimitMemory returns the memory of a filter of n keys at [P]: as many
+// words, from the same allocation as the filter's (heap memory advised for
+// huge pages before its first write), with its cache lines chained in one
+// random cycle.
+func NewLimitMemory(n int64) (*LimitMemory, error) {
+	bitSize, _, err := bloom.Size(n, P)
+	if err != nil {
+		return nil, err
+	}
+	m := &LimitMemory{words: bitarray.MakeWords(int(bitSize / 64))}
+	m.chain()
+	return m, nil
+}
+
+// Bytes returns the size of m.
+func (m *LimitMemory) Bytes() int64 { return int64(len(m.words)) * 8 }
+
+// chain links m's lines into one cycle: a random permutation of the lines,
+// each line holding the index of the next one's first word. A memory of
+// less than a line is a cycle of its first word.
+func (m *LimitMemory) chain() {
+	lines := len(m.words) / lineWords
+	if lines < 2 {
+		m.words[0] = 0
+		return
+	}
+	order := make([]uint32, lines)
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	// Fisher–Yates, from its own range of the generator.
+	for i := lines - 1; i > 0; i-- {
+		j, _ := bits.Mul64(splitmix.At(Seed^0x6c696d, uint64(i)), uint64(i+1))
+		order[i], order[j] = order[j], order[i]
+	}
+	for t, l := range order {
+		m.words[int(l)*lineWords] = uint64(order[(t+1)%lines]) * lineWords
+	}
+	m.chained = true
+}
+
+// BenchDependentLoads times loads that each wait for the one before: it
+// follows m's chain, a random cache line per load, so that ns/op is the
+// latency of a load from m.
+func (m *LimitMemory) BenchDependentLoads(b *testing.B) {
+	w := m.words
+	i := uint64(0)
+	b.ResetTimer()
+	for range b.N {
+		i = atomic.LoadUint64(&w[i])
+	}
+	runtime.KeepAlive(i)
+}
+
+// BenchIndependentLoads times random loads that wait for nothing: the
+// address of each comes from a mixed counter, not from memory, so that the
+// core keeps as many in flight as it can, and ns/op is the throughput of
+// random loads from m. The mixing costs a few cycles, far less than a miss.
+func (m *LimitMemory) BenchIndependentLoads(b *testing.B) {
+	w := m.words
+	n := uint64(len(w))
+	var acc uint64
+	b.ResetTimer()
+	for i := range uint64(b.N) {
+		x, _ := bits.Mul64(splitmix.Mix(i), n)
+		acc += atomic.LoadUint64(&w[x])
+	}
+	runtime.KeepAlive(acc) // so that the loads are not optimized away
+}
+
+// BenchDependentGroups times groups of k random loads that wait for each
+// other within no group, each group waiting for the one before: the
+// addresses of a group come from the sum of the words the group before
+// loaded. ns/op is the latency of k misses in flight together, which is
+// what a single lookup of a present key waits for at best.
+func (m *LimitMemory) BenchDependentGroups(b *testing.B, k int) {
+	w := m.words
+	n := uint64(len(w))
+	x := uint64(0)
+	b.ResetTimer()
+	for range b.N {
+		var acc uint64
+		for j := range uint64(k) {
+			i, _ := bits.Mul64(splitmix.Mix(x+j), n)
+			acc += atomic.LoadUint64(&w[i])
+		}
+		x += acc | 1
+	}
+	runtime.KeepAlive(x)
+}
+
+// HugePageShare returns the share of m's bytes that the kernel backs with
+// transparent huge pages, from /proc/self/smaps, or -1 where that cannot be
+// read.
+func (m *LimitMemory) HugePageShare() float64 {
+	lo := uintptr(unsafe.Pointer(&m.words[0]))
+	hi := lo + uintptr(len(m.words))*8
+	huge, ok := hugeBytes(lo, hi)
+	if !ok {
+		return -1
+	}
+	return float64(huge) / float64(hi-lo)
+}
+
+// hugeBytes returns the AnonHugePages of the mappings overlapping [lo, hi),
+// each prorated to the part of it inside [lo, hi): smaps tells how much of a
+// mapping is huge, not where.
+func hugeBytes(lo, hi uintptr) (int64, bool) {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	var total int64
+	var from, to uintptr
+	inside := false
+	for s := bufio.NewScanner(f); s.Scan(); {
+		line := s.Text()
+		// A field such as "AnonHugePages:" scans as one hex number, A.
+		var a, b uintptr
+		if n, _ := fmt.Sscanf(line, "%x-%x ", &a, &b); n == 2 {
+			from, to = a, b
+			inside = from < hi && lo < to
+			continue
+		}
+		if !inside || !strings.HasPrefix(line, "AnonHugePages:") {
+			continue
+		}
+		var kb int64
+		if _, err := fmt.Sscanf(strings.TrimPrefix(line, "AnonHugePages:"), "%d", &kb); err != nil {
+			continue
+		}
+		overlap := min(hi, to) - max(lo, from)
+		total += kb << 10 * int64(overlap) / int64(to-from)
+	}
+	return total, true
+}

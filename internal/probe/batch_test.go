@@ -1,0 +1,64 @@
+package probe
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/mitzbloom/mitzbloom/internal/bitarray"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLargeArrayLookups checks MightContain and MightContainMany on an
+// array large enough for the batch calls to prefetch against the bits each
+// probe names, computed with %, for both strategies and k from 1 to 33, on
+// an array a quarter full.
+func TestLargeArrayLookups(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a 9 MB array")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	words := prefetchMinWords + 5
+	w := bitarray.MakeWords(words)
+	for i := range w {
+		w[i] = r.Uint64() & r.Uint64() // a quarter of the bits set
+	}
+	a := bitarray.FromWords(w)
+	require.True(t, Prefetches(a))
+	size := uint64(a.BitSize())
+	for _, mitz32 := range []bool{false, true} {
+		p := For(mitz32, false)
+		for _, k := range []int{1, 2, 3, 7, 8, 13, 33} {
+			name := fmt.Sprintf("mitz32=%v/k=%d", mitz32, k)
+			// Every other value is put, the others are left to chance.
+			hs := make([]Hash, BatchSize)
+			for i := range hs {
+				hs[i] = Hash{r.Uint64(), r.Uint64()}
+				if i%2 == 0 {
+					for j := range k {
+						a.Set(p.combined(hs[i], j) % size)
+					}
+				}
+			}
+			want := make([]bool, len(hs))
+			found := 0
+			for i, h := range hs {
+				want[i] = true
+				for j := range k {
+					want[i] = want[i] && a.Get(p.combined(h, j)%size)
+				}
+				if want[i] {
+					found++
+				}
+			}
+			require.Less(t, 10, found, "%s: too few present values", name)
+			require.Less(t, found, len(hs)-10, "%s: too few absent values", name)
+			out := make([]bool, len(hs))
+			p.MightContainMany(hs, k, a, out)
+			for i, h := range hs {
+				require.Equal(t, want[i], p.MightContain(h.H1, h.H2, k, a), "%s: MightContain of value %d", name, i)
+				require.Equal(t, want[i], out[i], "%s: MightContainMany of value %d", name, i)
+			}
+		}
+	}
+}
