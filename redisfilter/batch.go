@@ -3,6 +3,7 @@ package redisfilter
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -70,6 +71,18 @@ func (a *answers) found(vi int) bool {
 // answer per value to dst: whether the value changed a bit, or whether it
 // might be in the filter. On error it returns dst unchanged.
 func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool, error) {
+	return c.runHashes(ctx, b, len(vs), func(idx []int64, from, to int) []int64 {
+		for _, v := range vs[from:to] {
+			h1, h2 := strategy.Sum128(c.funnel, v)
+			idx = c.strategy.AppendIndexes(idx, h1, h2, c.k, c.bitSize)
+		}
+		return idx
+	}, dst)
+}
+
+// runHashes does what run does, for n values whose bits indexes appends to
+// idx, k for each of the values from to to.
+func (c *core[T]) runHashes(ctx context.Context, b *batch, n int, indexes func(idx []int64, from, to int) []int64, dst []bool) ([]bool, error) {
 	n0 := len(dst)
 	a := answers{ngens: 1}
 	if b.windowed && !b.put {
@@ -78,20 +91,17 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 	perTrip := max(1, maxBitsPerTrip/(c.k*a.ngens))
 	var idx []int64 // the bits of the trip's values, k each
 	var bits []bit
-	for start := 0; start < len(vs); start += perTrip {
-		trip := vs[start:min(len(vs), start+perTrip)]
-		idx = idx[:0]
-		for _, v := range trip {
-			h1, h2 := strategy.Sum128(c.funnel, v)
-			idx = c.strategy.AppendIndexes(idx, h1, h2, c.k, c.bitSize)
-		}
+	var unconfirmed error // the first write that WithWait could not confirm
+	for start := 0; start < n; start += perTrip {
+		trip := min(n, start+perTrip) - start
+		idx = indexes(idx[:0], start, start+trip)
 		if b.put {
-			a.changed = resize(a.changed, len(trip))
+			a.changed = resize(a.changed, trip)
 		} else {
-			a.unset = resize(a.unset, len(trip)*a.ngens)
+			a.unset = resize(a.unset, trip*a.ngens)
 		}
 		first := c.k // the bits of each value the first step sends
-		if !b.put && len(trip) >= twoStepValues {
+		if !b.put && trip >= twoStepValues {
 			first = 1
 		}
 		bits = bits[:0]
@@ -110,6 +120,11 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 				err = c.step(ctx, b, bits, &a)
 			}
 		}
+		if errors.Is(err, ErrNotReplicated) {
+			// The bits are set: the other trips are sent all the same.
+			unconfirmed = cmp.Or(unconfirmed, err)
+			err = nil
+		}
 		if err != nil {
 			return dst[:n0], c.wrap(ctx, b.op, err)
 		}
@@ -120,6 +135,9 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 				dst = append(dst, a.found(vi))
 			}
 		}
+	}
+	if unconfirmed != nil {
+		return dst[:n0], c.wrap(ctx, b.op, unconfirmed)
 	}
 	return dst, nil
 }
@@ -161,10 +179,16 @@ func (c *core[T]) step(ctx context.Context, b *batch, bits []bit, a *answers) er
 		rt = write
 	}
 	c.sendChecked(ctx, reqs, rt, func(r *request) error { return c.readReplies(r, b, nil) })
+	var unconfirmed error
 	for _, r := range reqs {
-		if err := c.readReplies(r, b, a); err != nil {
+		err := c.readReplies(r, b, a)
+		if errors.Is(err, ErrNotReplicated) {
+			unconfirmed = cmp.Or(unconfirmed, err)
+			continue
+		}
+		if err != nil {
 			return err
 		}
 	}
-	return nil
+	return unconfirmed
 }

@@ -1,10 +1,12 @@
 package redisfilter
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 
@@ -166,6 +168,7 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
 	_, _ = rand.Read(suffix[:]) // never fails
 	tmp := ":merge:" + hex.EncodeToString(suffix[:])
 	var calls []call
+	var unconfirmed error // the first chunk that WithWait could not confirm
 	flush := func() error {
 		if len(calls) == 0 {
 			return nil
@@ -173,7 +176,10 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
 		replies := c.runScript(ctx, mergeScript, write, calls)
 		calls = calls[:0]
 		for _, rep := range replies {
-			if rep.err != nil {
+			if errors.Is(rep.err, ErrNotReplicated) {
+				// The bits are set: the other chunks are sent all the same.
+				unconfirmed = cmp.Or(unconfirmed, rep.err)
+			} else if rep.err != nil {
 				return c.wrap(ctx, "merge", rep.err)
 			}
 		}
@@ -186,15 +192,18 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
 			continue
 		}
 		s := ch.shard
-		keys := []string{s.cfgKey, s.key, s.key + tmp + ":a", s.key + tmp + ":b"}
-		calls = append(calls, call{s, keys, []any{c.cfg, s.nbytes(), ch.from, bits}})
+		keys := []string{s.cfgKey, s.key, s.key + tmp + ":a", s.key + tmp + ":b", s.logKey, s.logState}
+		calls = append(calls, call{s, keys, []any{c.cfg, s.nbytes(), ch.from, bits, c.logBytes, c.logBytes / 4 / 4}})
 		if len(calls) == chunksPerTrip {
 			if err := flush(); err != nil {
 				return err
 			}
 		}
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return err
+	}
+	return c.wrap(ctx, "merge", unconfirmed)
 }
 
 // allZero reports whether every byte of b is 0.

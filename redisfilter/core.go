@@ -36,6 +36,8 @@ type core[T any] struct {
 	// lostAdvice ends the message of an ErrLost error: what to do.
 	lostAdvice string
 	wait       waitPolicy
+	logBytes   int64      // the most bytes a shard's change log holds
+	meter      *byteMeter // counts what a Hybrid's Sync moves, or nil
 }
 
 // newCore validates the arguments of Open and OpenWindowed, sizes the
@@ -56,6 +58,9 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 		return c, fmt.Errorf("%w: %v", bloom.ErrInvalidArgument, err)
 	}
 	if err := s.wait.check(rdb); err != nil {
+		return c, fmt.Errorf("%w: %v", bloom.ErrInvalidArgument, err)
+	}
+	if err := checkLogBytes(s.logBytes); err != nil {
 		return c, fmt.Errorf("%w: %v", bloom.ErrInvalidArgument, err)
 	}
 	// A funnel cannot be stored: its name stands for it, the same in every
@@ -89,6 +94,7 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 		windowed:  window != "",
 		params:    params.String(),
 		wait:      s.wait,
+		logBytes:  s.logBytes,
 	}, nil
 }
 

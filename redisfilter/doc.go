@@ -38,16 +38,20 @@
 // # Shards
 //
 // A larger filter, or one opened with [WithShardBytes], is cut into shards:
-// shard s holds a contiguous range of Guava's words in the string {name#s},
-// beside its own {name#s}:config and {name#s}:hold, so that each shard
-// checks its parameters within its own slot. The shards' tags are chosen so
+// shard s holds a contiguous range of Guava's words in a string of its own,
+// beside its own config and hold keys, so that each shard checks its
+// parameters within its own slot. Shard 0 is {name}, whatever the layout,
+// so that {name}:config is the one place where a name's parameters are
+// found: processes that open a name with any other parameters or layout
+// get [ErrMismatch]. Shard s > 0 is {name#s}. The shards' tags are chosen so
 // that no two shards share a slot (while there are at most 16384), and a
 // cluster spreads them, their memory and their work, over its nodes: for up
 // to 256 shards, shard s of n is in the s-th of n equal ranges of slots, so
 // that masters serving equal ranges of slots, as redis-cli --cluster create
 // and rebalance leave them, hold equal numbers of shards (±1). Without
-// WithShardBytes, shards are of 16 MiB, which Redis creates in about 10 ms
-// each; a filter can have up to Guava's 2³¹−1 words (16 GiB). The values of
+// WithShardBytes, shards are of 16 MiB, which Open creates in steps of
+// 2 MiB, so that no command holds Redis for long; a filter can have up to
+// Guava's 2³¹−1 words (16 GiB). The values of
 // [Filter.Keys], concatenated, are Guava's words, and [Filter.Snapshot]
 // returns the same filter as an unsharded one with the same puts.
 //
@@ -70,7 +74,13 @@
 // trip.
 //
 // [Open] creates both, the bitmap at its full size, or checks that the
-// stored parameters are the ones asked for. Every call checks the config
+// stored parameters are the ones asked for. It creates a filter of several
+// shards after claiming it in {name}:config, so that an Open that finds
+// shards without a config in the first tells a filter that lost its first
+// shard ([ErrLost]) from one being created, which it waits for; and it
+// finishes a creation that another process abandoned (it crashed, or its
+// context was cancelled) once the claim lapses, 5 s after its last step.
+// Every call checks the config
 // again on the server, in the same atomic step that reads or sets the bits,
 // so a filter re-created with other parameters gives an error wrapping
 // [ErrMismatch], and one re-created with the same parameters (a new id) or
@@ -96,18 +106,29 @@
 // above), the second if some value's first bit is set. With a ClusterClient
 // created with ReadOnly, reads go to replicas, chosen as go-redis chooses
 // them (RouteByLatency, RouteRandomly); a replica may lag its master, so a
-// read there may miss a put acknowledged a moment before. An empty batch
-// sends nothing.
+// read there may miss a put acknowledged a moment before. A read that a
+// replica answers without the filter's keys, or with keys of another
+// creation (it restarted empty and is syncing, or a slot is moving), is
+// asked again of the master, whose answer stands: only a master reports a
+// loss. An empty batch sends nothing.
+//
+// Redis replicates asynchronously: a write acknowledged by a master that
+// fails before its replicas received it is lost, and the replica promoted
+// in its place answers false for its values. [WithWait] makes writes wait
+// for replicas, on the connection that carried them, and report
+// [ErrNotReplicated] when they are not confirmed.
 //
 // Every method takes a context. go-redis honours context deadlines while it
 // waits for the network only when the client's Options.ContextTimeoutEnabled
 // is set; without it a call to an unresponsive server waits for the client's
-// ReadTimeout (3 s by default) instead.
+// ReadTimeout (3 s by default) instead. An error that the context's
+// deadline caused wraps context.DeadlineExceeded.
 //
 // # Local copies
 //
 // [Filter.Snapshot] copies the filter into a local [bloom.Filter] in chunks
-// of 1 MiB, and [Filter.Merge] ORs a local filter into Redis in chunks. [Hybrid] builds on
+// of 1 MiB, and [Filter.Merge] ORs a local filter into Redis in chunks.
+// [Hybrid] builds on
 // both: each process puts and queries a local lock-free filter at memory
 // speed, and synchronizes it with the shared one periodically.
 package redisfilter

@@ -356,20 +356,7 @@ func TestFaultFailover(t *testing.T) {
 	}
 	require.Equal(t, 1, acked, "the replica did not acknowledge the puts")
 
-	var victim, replica *redisServer
-	for _, n := range cl.nodes {
-		c := newClient(n.socket())
-		info, err := c.Info(ctx, "replication").Result()
-		c.Close()
-		require.NoError(t, err)
-		if n.addr() == master.Options().Addr {
-			victim = n
-		} else if strings.Contains(info, "role:slave") && strings.Contains(info, "master_port:"+strings.TrimPrefix(master.Options().Addr, "127.0.0.1:")+"\r\n") {
-			replica = n
-		}
-	}
-	require.NotNil(t, victim)
-	require.NotNil(t, replica, "no replica of the filter's master")
+	victim, replica := masterAndReplica(ctx, t, cl, master)
 	replicaClient := newClient(replica.socket())
 	t.Cleanup(func() { replicaClient.Close() })
 
@@ -410,4 +397,60 @@ func TestFaultFailover(t *testing.T) {
 		promoted.Sub(killed).Round(time.Millisecond), firstFailure.Sub(killed).Round(time.Millisecond),
 		recovered.Sub(killed).Round(time.Millisecond), failures, recovered.Sub(promoted).Round(time.Millisecond))
 	assert.Less(t, recovered.Sub(promoted), 10*time.Second, "calls kept failing long after the promotion")
+}
+
+// TestFaultDeadlineTyped makes calls of every kind against a frozen server,
+// with deadlines of many lengths: every error wraps
+// context.DeadlineExceeded, which some, ending in a network timeout at the
+// deadline a moment before the context knew it was done, did not.
+func TestFaultDeadlineTyped(t *testing.T) {
+	srv := faultServer(t)
+	rdb := newClient(srv.addr())
+	t.Cleanup(func() { rdb.Close() })
+	ctx := testContext(t)
+	f, err := redisfilter.Open(ctx, rdb, "deadlines", funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes))
+	require.NoError(t, err)
+	local, err := bloom.New(funnel.String, 300_000, 0.01)
+	require.NoError(t, err)
+	local.Put("x")
+	calls := []func(context.Context) error{
+		func(ctx context.Context) error { _, err := f.Put(ctx, "x"); return err },
+		func(ctx context.Context) error { return f.PutMany(ctx, []string{"x", "y", "z"}) },
+		func(ctx context.Context) error { _, err := f.MightContain(ctx, "x"); return err },
+		func(ctx context.Context) error {
+			_, err := f.MightContainMany(ctx, nil, randomStrings(rand.New(rand.NewPCG(1, 2)), 40))
+			return err
+		},
+		func(ctx context.Context) error { _, err := f.Snapshot(ctx); return err },
+		func(ctx context.Context) error { _, err := f.BitCount(ctx); return err },
+		func(ctx context.Context) error { return f.Merge(ctx, local) },
+		func(ctx context.Context) error {
+			_, err := redisfilter.Open(ctx, rdb, "deadlines", funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes))
+			return err
+		},
+	}
+	require.NoError(t, srv.signal(syscall.SIGSTOP))
+	defer srv.signal(syscall.SIGCONT)
+	var wg sync.WaitGroup
+	untyped := make(chan string, 1000)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				call := calls[(g+i)%len(calls)]
+				cctx, cancel := context.WithTimeout(context.Background(), time.Duration(5+(g*25+i)%60)*time.Millisecond)
+				err := call(cctx)
+				cancel()
+				if !errors.Is(err, context.DeadlineExceeded) {
+					untyped <- fmt.Sprintf("call %d: %v", (g+i)%len(calls), err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(untyped)
+	var bad []string
+	for s := range untyped {
+		bad = append(bad, s)
+	}
+	assert.Empty(t, bad, "errors at a deadline that do not wrap context.DeadlineExceeded")
 }

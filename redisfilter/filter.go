@@ -30,10 +30,11 @@ type Filter[T any] struct {
 // rdb talks to, for about expectedInsertions values with a false-positive
 // probability of about fpp, sized as [bloom.New] sizes it. It creates the
 // filter, empty and at its full size, if it does not exist, and otherwise
-// checks that it was created with the same bit size, number of hash
-// functions, strategy and funnel name: a filter with other parameters is an
-// error wrapping [ErrMismatch], and a key under the filter's name that holds
-// something else one wrapping [ErrNotFilter].
+// checks that it was created with the same parameters: bit size, number of
+// hash functions, strategy, funnel name and shard size. A filter of the
+// name with other parameters, or a window of the name, is an error wrapping
+// [ErrMismatch], and a key under the filter's name that holds something
+// else one wrapping [ErrNotFilter].
 //
 // Open never re-creates a filter that lost its bits: if the config key
 // exists but the bitmap does not, it returns an error wrapping [ErrLost],
@@ -49,9 +50,9 @@ type Filter[T any] struct {
 // name that is empty, longer than 256 bytes, or
 // holds '{', '}', '#' or a control character, or a shard size
 // [WithShardBytes] rejects. A filter of more than 16 MiB is sharded (see the
-// package documentation); Open creates it shard by shard, from the last, so
-// a process that opens it meanwhile waits for the first. A redis.Ring is not
-// supported.
+// package documentation); a process that opens it while another creates it
+// waits for the creation, and one that finds a creation abandoned finishes
+// it, within 5 s of its last step. A redis.Ring is not supported.
 func Open[T any](ctx context.Context, rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts ...Option) (*Filter[T], error) {
 	params, s, err := settingsOf(opts)
 	if err != nil {
@@ -141,7 +142,7 @@ func (f *Filter[T]) BitCount(ctx context.Context) (int64, error) {
 func (f *Filter[T]) Delete(ctx context.Context) error {
 	return f.c.delete(ctx, func(i int) []string {
 		s := &f.c.shards[i]
-		return []string{s.key, s.cfgKey, s.holdKey}
+		return []string{s.key, s.cfgKey, s.holdKey, s.logKey, s.logState}
 	})
 }
 

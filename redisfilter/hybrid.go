@@ -2,12 +2,16 @@ package redisfilter
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/internal/bitarray"
+	"github.com/mitzbloom/mitzbloom/internal/filterbits"
+	"github.com/mitzbloom/mitzbloom/internal/probe"
+	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // A Hybrid is a local, lock-free [bloom.Filter] kept in step with a shared
@@ -25,37 +29,77 @@ import (
 // its puts to the next one, so the bound grows by every for each failure in
 // a row; [Hybrid.LastSync] tells how fresh the local filter is.
 //
-// Bloom filters only grow, so a Sync is an OR both ways and nothing is lost:
-// puts that run during a Sync are pushed by the next one. Each Sync that
-// follows local puts sends the whole local filter (BitSize/8 bytes) and each
-// one reads the whole shared filter, so the interval trades staleness for
-// bandwidth.
+// A Sync moves what changed, not the filter: it pushes the values put
+// locally since the last Sync, as a PutMany would, and pulls the bits set
+// since the last Sync from each shard's change log in Redis (see
+// [WithChangeLog]), 4 bytes a bit. It moves a whole shard only when it
+// must: a shard whose log no longer holds what this Hybrid has not read
+// (the log was trimmed, or started again, or the shard re-created) is
+// pulled whole, and after the server of a shard changed its replication
+// history (a failover, a restart), which may have lost bits, the whole
+// local filter is pushed once, so that the fleet puts back what any
+// replica had. [Hybrid.Stats] tells what each Sync moved.
 //
 // A Hybrid is safe for concurrent use by multiple goroutines; Put and
 // MightContain take no lock, and Syncs run one at a time.
 type Hybrid[T any] struct {
 	remote *Filter[T]
 	local  *bloom.Filter[T]
-	// dirty is set after a Put changed a bit and cleared by the Sync that
-	// pushes it. Sync clears it before reading the local bits, and Put sets
-	// it after setting them, so no put is left unpushed.
-	dirty    atomic.Bool
+	// Put sets local's bits itself, through bits, hash and probe, so that
+	// it knows whether a value changed one and records its hash in changes.
+	bits    *bitarray.Array
+	hash    strategy.Hasher[T]
+	probe   probe.Prober
+	changes *changeRing
+
+	mu       sync.Mutex // serializes Syncs, and guards what follows
+	pending  [][2]uint64
+	cursors  []cursor
+	pushAll  bool // the next Sync pushes the whole local filter
+	stats    HybridStats
 	lastSync atomic.Int64 // Unix nanoseconds
-	mu       sync.Mutex   // serializes Syncs
+}
+
+// A cursor is where a Hybrid read a shard's change log up to.
+type cursor struct {
+	replid string // the replication ID of the server that served it
+	epoch  string // the log's epoch; "" for no log read yet
+	pos    int64
+}
+
+// changeRingSize returns how many hashes of local puts a Hybrid of a filter
+// of bitSize bits holds between Syncs before its next Sync pushes the whole
+// filter: one per 8192 bits, 24 bytes each, from 4096 to 2²⁰.
+func changeRingSize(bitSize int64) int {
+	return int(min(max(bitSize/8192, 1<<12), 1<<20))
 }
 
 // NewHybrid returns a Hybrid over remote, starting from a [Filter.Snapshot]
-// of it.
+// of it. It holds, beside the local filter, the hashes of the values put
+// locally since the last Sync: up to one per 8192 bits of the filter, 24
+// bytes each, 2 MiB for a filter of 100 million values at 1%. Puts of more
+// new values than that between two Syncs make the next push the whole
+// filter.
 func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error) {
-	started := time.Now()
-	local, err := remote.Snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	// A core of its own, whose config a Sync that rebuilds the filter
 	// changes without racing calls on remote.
 	own := *remote
-	h := &Hybrid[T]{remote: &own, local: local}
+	h := &Hybrid[T]{remote: &own, changes: newChangeRing(changeRingSize(own.c.bitSize))}
+	started := time.Now()
+	// Where the logs end, read before the bits: a bit set after is either
+	// in the snapshot or in the logs from there on.
+	cursors, err := own.c.logEnds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	local, err := own.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.local, h.cursors = local, cursors
+	h.bits = filterbits.Of(local)
+	h.hash = strategy.HasherFor(local.Funnel())
+	h.probe = probe.For(local.Strategy() == strategy.Murmur128Mitz32, false)
 	h.lastSync.Store(started.UnixNano())
 	return h, nil
 }
@@ -64,11 +108,10 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 // The next Sync pushes it to Redis. With the built-in funnels, Put does not
 // allocate.
 func (h *Hybrid[T]) Put(v T) bool {
-	changed := h.local.Put(v)
-	if changed && !h.dirty.Load() {
-		// Load first: a flag that is already set stays in every core's
-		// cache instead of bouncing between them.
-		h.dirty.Store(true)
+	h1, h2 := h.hash.Sum128(v)
+	changed := h.probe.Put(h1, h2, h.remote.c.k, h.bits)
+	if changed {
+		h.changes.add(h1, h2)
 	}
 	return changed
 }
@@ -80,16 +123,25 @@ func (h *Hybrid[T]) MightContain(v T) bool {
 	return h.local.MightContain(v)
 }
 
-// PutMany puts every value of vs in the local filter, as
-// [bloom.Filter.PutMany] does, for the next Sync to push to Redis. With the
-// built-in funnels, PutMany does not allocate.
+// PutMany puts every value of vs in the local filter, as Put does, for the
+// next Sync to push to Redis, with the memory reads of many values
+// overlapped as [bloom.Filter.PutMany] overlaps them. With the built-in
+// funnels, PutMany does not allocate.
 func (h *Hybrid[T]) PutMany(vs []T) {
-	if len(vs) == 0 {
-		return
-	}
-	h.local.PutMany(vs)
-	if !h.dirty.Load() {
-		h.dirty.Store(true)
+	var hs [probe.BatchSize]probe.Hash
+	k := h.remote.c.k
+	for len(vs) > 0 {
+		n := min(len(vs), len(hs))
+		for i, v := range vs[:n] {
+			hs[i].H1, hs[i].H2 = h.hash.Sum128(v)
+		}
+		h.probe.Prefetch(hs[:n], k, h.bits)
+		for _, x := range hs[:n] {
+			if h.probe.Put(x.H1, x.H2, k, h.bits) {
+				h.changes.add(x.H1, x.H2)
+			}
+		}
+		vs = vs[n:]
 	}
 }
 
@@ -98,80 +150,6 @@ func (h *Hybrid[T]) PutMany(vs []T) {
 // [bloom.Filter.MightContainMany] does.
 func (h *Hybrid[T]) MightContainMany(dst []bool, vs []T) []bool {
 	return h.local.MightContainMany(dst, vs)
-}
-
-// Sync pushes the local puts made since the last Sync to Redis with
-// [Filter.Merge], then pulls the shared filter with [Filter.Snapshot] and ORs
-// it into the local one. If Redis refuses the push for want of memory
-// ([ErrOutOfMemory]) or permission ([ErrNoPermission]), Sync still pulls,
-// and returns the push's error; the next Sync pushes again.
-//
-// If Redis has lost the filter ([ErrLost]: a restart without persistence, a
-// flush, an eviction, or another process re-created it), Sync rebuilds it
-// from the local copy: it takes the filter as it is now, re-creating a
-// missing bitmap or config key, and pushes the whole local filter. Another
-// replica finds the filter re-created at its next Sync and pushes its whole
-// local filter too, so the fleet rebuilds the shared filter from its
-// replicas' copies within one interval, and no replica's local filter loses
-// a value meanwhile. A [Filter] opened before the loss, the one NewHybrid was
-// given included, gets errors wrapping ErrLost until it is opened again.
-func (h *Hybrid[T]) Sync(ctx context.Context) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var pushErr error
-	if h.dirty.Swap(false) {
-		if pushErr = h.push(ctx); pushErr != nil {
-			h.dirty.Store(true)
-			if !errors.Is(pushErr, ErrOutOfMemory) && !errors.Is(pushErr, ErrNoPermission) {
-				return pushErr
-			}
-			// A server that refuses writes still serves reads: pull
-			// the others' puts all the same.
-		}
-	}
-	started := time.Now()
-	shared, err := h.remote.Snapshot(ctx)
-	if errors.Is(err, ErrLost) {
-		if err := h.rebuild(ctx); err != nil {
-			h.dirty.Store(true)
-			return err
-		}
-		shared, err = h.remote.Snapshot(ctx)
-	}
-	if err != nil {
-		return err
-	}
-	if err := h.local.PutAll(shared); err != nil {
-		return err
-	}
-	if h.local.BitCount() > shared.BitCount() {
-		// The local filter is a superset of the shared one now, and a
-		// strict one if puts ran during this Sync or Redis lost bits
-		// this replica pushed before: either way the next Sync pushes.
-		h.dirty.Store(true)
-	}
-	h.lastSync.Store(started.UnixNano())
-	return pushErr
-}
-
-// push merges the local filter into Redis, rebuilding the shared filter if
-// it is lost.
-func (h *Hybrid[T]) push(ctx context.Context) error {
-	err := h.remote.Merge(ctx, h.local)
-	if errors.Is(err, ErrLost) {
-		err = h.rebuild(ctx)
-	}
-	return err
-}
-
-// rebuild opens the shared filter again as it is now, re-creating its
-// bitmap or adopting it as needed, and merges the whole local filter into
-// it.
-func (h *Hybrid[T]) rebuild(ctx context.Context) error {
-	if err := h.remote.c.open(ctx, settings{recreate: true, adopt: true, allowEviction: true}); err != nil {
-		return err
-	}
-	return h.remote.Merge(ctx, h.local)
 }
 
 // Run calls Sync every interval until ctx is done, giving each Sync at most
@@ -206,4 +184,60 @@ func (h *Hybrid[T]) LastSync() time.Time {
 // Copy returns an independent copy of the local filter.
 func (h *Hybrid[T]) Copy() *bloom.Filter[T] {
 	return h.local.Copy()
+}
+
+// HybridStats is what a Hybrid's Syncs moved and did.
+type HybridStats struct {
+	// Last is the last Sync's, failed or not; the zero SyncStats before
+	// the first.
+	Last SyncStats
+	// Syncs, FullPushes and FullPulls count the Syncs, those that pushed
+	// the whole local filter, and the shards pulled whole.
+	Syncs, FullPushes, FullPulls int64
+	// Sent and Received are the bytes of all Syncs, each way.
+	Sent, Received int64
+}
+
+// SyncStats is what one Sync moved and did. Bytes are counted as the Redis
+// protocol encodes the commands and replies, within a few bytes per
+// command.
+type SyncStats struct {
+	Start    time.Time
+	Duration time.Duration
+	// Sent and Received are the bytes sent to Redis and received from it.
+	Sent, Received int64
+	// Pushed is the number of values pushed as changes; FullPush is set if
+	// the whole local filter was pushed instead, and FullPushReason says
+	// why: "overflow" (more new values than the Hybrid holds between
+	// Syncs), "history" (a server's replication ID changed, a failover or a
+	// restart that may have lost bits), "rebuild" (the filter was lost and
+	// created again).
+	Pushed         int
+	FullPush       bool
+	FullPushReason string
+	// PulledBits is the number of bits read from the change logs;
+	// FullPulls the number of shards read whole, because their log no
+	// longer held what this Hybrid had not read.
+	PulledBits int64
+	FullPulls  int
+	// Stale is how old the local filter's view of Redis was when the Sync
+	// started: the time since the last successful Sync started to read.
+	Stale time.Duration
+	Err   error
+}
+
+// Stats returns what the Syncs so far moved and did.
+func (h *Hybrid[T]) Stats() HybridStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stats
+}
+
+func (s SyncStats) String() string {
+	kind := "delta"
+	if s.FullPush || s.FullPulls > 0 {
+		kind = "full"
+	}
+	return fmt.Sprintf("sync %s: %d bytes sent, %d received, %d values pushed, %d bits pulled, %d shards pulled whole, in %v, %v stale",
+		kind, s.Sent, s.Received, s.Pushed, s.PulledBits, s.FullPulls, s.Duration.Round(time.Millisecond), s.Stale.Round(time.Millisecond))
 }

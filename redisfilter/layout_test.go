@@ -54,7 +54,8 @@ func TestShardLayout(t *testing.T) {
 		shards := layout(name, 9600, 1200)
 		require.Len(t, shards, 1)
 		s := shards[0]
-		assert.Equal(t, shard{first: 0, nbits: 9600, tag: name, key: "{users}", cfgKey: "{users}:config", holdKey: "{users}:hold", gensKey: "{users}:generations"}, s)
+		assert.Equal(t, shard{first: 0, nbits: 9600, tag: name, key: "{users}", cfgKey: "{users}:config", holdKey: "{users}:hold", gensKey: "{users}:generations",
+			logKey: "{users}:changes", logState: "{users}:changes-state"}, s)
 		assert.Equal(t, "{users}:1234", s.genKey(1234))
 		assert.Equal(t, "{users}", s.dataKey(false))
 		assert.Equal(t, "{users}:generations", s.dataKey(true))

@@ -297,7 +297,7 @@ func (c *core[T]) create(ctx context.Context, seen []found, cr creation) (err er
 				return err
 			}
 		}
-		keys := []string{s.cfgKey, s.dataKey(c.windowed), s.holdKey, newKey}
+		keys := []string{s.cfgKey, s.dataKey(c.windowed), s.holdKey, newKey, s.logKey, s.logState}
 		rep := c.runScript(ctx, createScript, write, []call{{s, keys, []any{was.cfg, cr.cfg, s.nbytes(), was.n, what}}})[0]
 		if rep.err != nil {
 			return rep.err

@@ -23,6 +23,7 @@ type settings struct {
 	adopt         bool
 	shardBytes    int64
 	wait          waitPolicy
+	logBytes      int64
 }
 
 // own returns the Option called name that sets what set sets.
@@ -37,7 +38,7 @@ func own(name string, set func(*settings)) Option {
 // functions take them, and this package's settings.
 func settingsOf(opts []Option) (options.Settings, settings, error) {
 	filter := options.Apply(opts)
-	var s settings
+	s := settings{logBytes: defaultLogBytes}
 	for _, o := range filter.Others {
 		set, ok := o.Value.(func(*settings))
 		if !ok {

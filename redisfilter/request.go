@@ -1,6 +1,7 @@
 package redisfilter
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 )
@@ -52,7 +53,10 @@ func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
 			args = append(args, b.expireAt)
 		}
 		guard := append(append([]any{"EVAL", guardScript.text}, keys...), args...)
-		unguard := append([]any{"EVAL", unguardScript.text}, keys...)
+		unguard := []any{"EVAL", unguardScript.text, 3, s.cfgKey, key, s.holdKey}
+		if !b.windowed {
+			unguard = []any{"EVAL", unguardScript.text, 5, s.cfgKey, key, s.holdKey, s.logKey, s.logState, logRecords(bits), c.logBytes}
+		}
 		r.tx = true
 		r.cmds = [][]any{guard, bitfield("BITFIELD", key, true), unguard}
 		return r
@@ -175,6 +179,15 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 		}
 	}
 	return nil
+}
+
+// logRecords returns the change log's records of bits (see lua/log.lua).
+func logRecords(bits []bit) []byte {
+	records := make([]byte, 0, 4*len(bits))
+	for _, b := range bits {
+		records = binary.BigEndian.AppendUint32(records, uint32(b.off))
+	}
+	return records
 }
 
 // parseMillis returns a sorted-set score of Unix milliseconds, which RESP3

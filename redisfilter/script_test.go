@@ -2,6 +2,7 @@ package redisfilter_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"regexp"
 	"testing"
@@ -19,13 +20,17 @@ import (
 
 // scriptKeys are the keys of a crafted shard, in a tag of the test's own.
 type scriptKeys struct {
-	cfg, bitmap, hold, gens, gen string
+	cfg, bitmap, hold, gens, gen, log, state string
 }
 
 func newScriptKeys(t *testing.T) scriptKeys {
 	tag := "{" + filterName(t) + "}"
-	return scriptKeys{cfg: tag + ":config", bitmap: tag, hold: tag + ":hold", gens: tag + ":generations", gen: tag + ":42"}
+	return scriptKeys{cfg: tag + ":config", bitmap: tag, hold: tag + ":hold", gens: tag + ":generations", gen: tag + ":42",
+		log: tag + ":changes", state: tag + ":changes-state"}
 }
+
+// unguardKeys returns the keys of unguard.lua for a plain filter.
+func (k scriptKeys) unguard() []string { return []string{k.cfg, k.bitmap, k.hold, k.log, k.state} }
 
 const scriptConfig = "mitzbloom/redisfilter v1 bits=64 k=1 strategy=MURMUR128_MITZ_64 funnel=\"funnel.String\" id=0123456789abcdef"
 
@@ -102,11 +107,12 @@ func TestScriptGuard(t *testing.T) {
 			pipe := rdb.TxPipeline()
 			guard := pipe.Eval(ctx, redisfilter.ScriptText("guard"), keys, scriptConfig, 8)
 			bitfield := pipe.Do(ctx, "BITFIELD", k.bitmap, "SET", "u1", 0, 1)
-			unguard := pipe.Eval(ctx, redisfilter.ScriptText("unguard"), keys)
+			unguard := pipe.Eval(ctx, redisfilter.ScriptText("unguard"), k.unguard(), "\x00\x00\x00\x00", 4096)
 			_, _ = pipe.Exec(ctx)
 			assertFails(t, guard.Err(), b.sentinel, "guard")
 			assert.Error(t, bitfield.Err(), "the BITFIELD must fail on the guard's hash")
 			assert.NoError(t, unguard.Err())
+			assert.Zero(t, rdb.Exists(ctx, k.log, k.state).Val(), "a refused Put logs nothing")
 			assert.Equal(t, typ, rdb.Type(ctx, k.bitmap).Val(), "unguard puts the bitmap back as it was")
 			assert.Equal(t, before, rdb.Dump(ctx, k.bitmap).Val(), "the bitmap is unchanged")
 			assert.Equal(t, "mitzbloom", rdb.Get(ctx, k.hold).Val())
@@ -181,25 +187,41 @@ func TestScriptMerge(t *testing.T) {
 	ctx := testContext(t)
 	bits := "\x01\x00\x00\x00\x00\x00\x00\x80"
 	tmp := func(k scriptKeys) []string {
-		return []string{k.cfg, k.bitmap, k.bitmap + ":merge:a", k.bitmap + ":merge:b"}
+		return []string{k.cfg, k.bitmap, k.bitmap + ":merge:a", k.bitmap + ":merge:b", k.log, k.state}
 	}
 	t.Run("ors", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
-		res, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 6, "\x0f\x01")
+		res, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 6, "\x0f\x01", 4096, 16)
 		require.NoError(t, err)
-		assert.Equal(t, "OK", res)
+		assert.EqualValues(t, 5, res, "the bits changed")
 		assert.Equal(t, "\x01\x00\x00\x00\x00\x00\x0f\x81", rdb.Get(ctx, k.bitmap).Val())
-		assert.Zero(t, rdb.Exists(ctx, tmp(k)[2:]...).Val(), "no temporary key is left")
+		assert.Zero(t, rdb.Exists(ctx, k.bitmap+":merge:a", k.bitmap+":merge:b").Val(), "no temporary key is left")
+		assert.Equal(t, offsets(52, 53, 54, 55, 63), rdb.Get(ctx, k.log).Val(), "the log has the bits changed")
+		res, err = eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\x01", 4096, 16)
+		require.NoError(t, err)
+		assert.EqualValues(t, 0, res, "a merge that changes nothing")
+		assert.Equal(t, offsets(52, 53, 54, 55, 63), rdb.Get(ctx, k.log).Val(), "logs nothing")
+	})
+	t.Run("too many to log", func(t *testing.T) {
+		k := shardOf(t, rdb, bits)
+		_, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 6, "\x0f\x01", 4096, 16)
+		require.NoError(t, err)
+		state := rdb.Get(ctx, k.state).Val()
+		res, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\xff\xff\xff", 4096, 16)
+		require.NoError(t, err)
+		assert.EqualValues(t, 23, res)
+		assert.Empty(t, rdb.Get(ctx, k.log).Val(), "the log starts again")
+		assert.NotEqual(t, state, rdb.Get(ctx, k.state).Val(), "in a new epoch")
 	})
 	for _, b := range breakers {
 		t.Run(b.name, func(t *testing.T) {
 			k := shardOf(t, rdb, bits)
 			require.NoError(t, b.apply(ctx, rdb, k))
 			before := rdb.Dump(ctx, k.bitmap).Val()
-			_, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\xff")
+			_, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\xff", 4096, 16)
 			assertFails(t, err, b.sentinel, "merge")
 			assert.Equal(t, before, rdb.Dump(ctx, k.bitmap).Val(), "the bitmap is unchanged")
-			assert.Zero(t, rdb.Exists(ctx, tmp(k)[2:]...).Val(), "no temporary key is left")
+			assert.Zero(t, rdb.Exists(ctx, tmp(k)[2:]...).Val(), "no temporary key or log is left")
 		})
 	}
 }
@@ -282,7 +304,7 @@ func TestScriptCreate(t *testing.T) {
 	ctx := testContext(t)
 	create := func(k scriptKeys, data, found string, foundLen int, what string) []any {
 		t.Helper()
-		res, err := eval(t, rdb, "create", []string{k.cfg, data, k.hold, k.bitmap + ":new:1"}, found, scriptConfig, 8, foundLen, what)
+		res, err := eval(t, rdb, "create", []string{k.cfg, data, k.hold, k.bitmap + ":new:1", k.log, k.state}, found, scriptConfig, 8, foundLen, what)
 		require.NoError(t, err)
 		return res.([]any)
 	}
@@ -297,6 +319,9 @@ func TestScriptCreate(t *testing.T) {
 		assert.Equal(t, scriptConfig, rdb.Get(ctx, k.cfg).Val())
 		assert.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00", rdb.Get(ctx, k.bitmap).Val())
 		assert.EqualValues(t, -1, rdb.PTTL(ctx, k.bitmap).Val(), "the bitmap does not expire")
+		assert.Regexp(t, `^\d+ 0$`, rdb.Get(ctx, k.state).Val(), "the change log starts")
+		assert.Equal(t, "", rdb.Get(ctx, k.log).Val())
+		assert.EqualValues(t, 1, rdb.Exists(ctx, k.log).Val(), "the change log exists, so that Puts name no missing key")
 		assert.Zero(t, rdb.Exists(ctx, k.bitmap+":new:1").Val())
 		assert.Equal(t, "mitzbloom", rdb.Get(ctx, k.hold).Val())
 	})
@@ -342,4 +367,57 @@ func TestScriptCreate(t *testing.T) {
 		assert.Equal(t, "12345678", rdb.Get(ctx, k.bitmap).Val())
 		assert.Zero(t, rdb.Exists(ctx, k.cfg).Val())
 	})
+}
+
+// offsets returns the change log's records of bit offsets.
+func offsets(offs ...uint32) string {
+	var b []byte
+	for _, o := range offs {
+		b = binary.BigEndian.AppendUint32(b, o)
+	}
+	return string(b)
+}
+
+// TestScriptLog checks the change log: what unguard.lua appends after a
+// Put that the guard let through, its trimming, and what changes.lua reads
+// of it, from positions the log holds and from positions it does not.
+func TestScriptLog(t *testing.T) {
+	rdb := sharedClient(t)
+	ctx := testContext(t)
+	k := shardOf(t, rdb, "\x00\x00\x00\x00\x00\x00\x00\x00")
+	unguard := func(cap int, offs ...uint32) {
+		t.Helper()
+		_, err := eval(t, rdb, "unguard", k.unguard(), offsets(offs...), cap)
+		require.NoError(t, err)
+	}
+	changes := func(epoch string, pos, most int) []any {
+		t.Helper()
+		res, err := eval(t, rdb, "changes", []string{k.cfg, k.bitmap, k.log, k.state}, scriptConfig, 8, epoch, pos, most)
+		require.NoError(t, err)
+		require.Len(t, res, 5)
+		return res.([]any)
+	}
+	unguard(4096, 1, 2, 3)
+	unguard(4096, 4)
+	res := changes("", 0, 1000)
+	epoch := res[1].(string)
+	assert.Regexp(t, `^\d+$`, epoch, "the first append starts the log")
+	info := rdb.Info(ctx, "replication").Val()
+	assert.Contains(t, info, "master_replid:"+res[0].(string))
+	assert.Equal(t, []any{int64(0), int64(16), nil}, res[2:], "another epoch: not covered")
+	assert.Equal(t, []any{epoch, int64(0), int64(16), offsets(1, 2, 3, 4)}, changes(epoch, 0, 1000)[1:])
+	assert.Equal(t, []any{epoch, int64(0), int64(16), offsets(2, 3)}, changes(epoch, 4, 8)[1:], "at most 8 bytes")
+	assert.Equal(t, "", changes(epoch, 16, 1000)[4], "nothing new")
+	assert.Nil(t, changes(epoch, 20, 1000)[4], "past the end: the server lost the log's end")
+
+	// A log of at most 32 bytes keeps 16 when it would hold more.
+	unguard(32, 5, 6, 7, 8, 9)
+	res = changes(epoch, 0, 1000)
+	assert.Equal(t, []any{epoch, int64(20), int64(36), nil}, res[1:], "trimmed: not covered")
+	assert.Equal(t, offsets(6, 7, 8, 9), changes(epoch, 20, 1000)[4])
+	assert.Equal(t, offsets(8, 9), changes(epoch, 28, 1000)[4])
+
+	require.NoError(t, rdb.Set(ctx, k.cfg, "other", 0).Err())
+	_, err := eval(t, rdb, "changes", []string{k.cfg, k.bitmap, k.log, k.state}, scriptConfig, 8, epoch, 20, 1000)
+	assertFails(t, err, redisfilter.ErrMismatch, "changes of another filter")
 }

@@ -21,15 +21,17 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
+// lib.lua's functions check a shard's keys; log.lua's write its change log.
 var (
-	guardScript   = loadScript("guard", true)
-	unguardScript = loadScript("unguard", false)
-	readScript    = loadScript("read", true)
-	mergeScript   = loadScript("merge", true)
-	inspectScript = loadScript("inspect", true)
-	claimScript   = loadScript("claim", true)
-	growScript    = loadScript("grow", false)
-	createScript  = loadScript("create", false)
+	guardScript   = loadScript("guard", "lib")
+	unguardScript = loadScript("unguard", "log")
+	readScript    = loadScript("read", "lib")
+	mergeScript   = loadScript("merge", "lib", "log")
+	inspectScript = loadScript("inspect", "lib")
+	claimScript   = loadScript("claim", "lib")
+	growScript    = loadScript("grow")
+	createScript  = loadScript("create", "log")
+	changesScript = loadScript("changes", "lib")
 )
 
 // A script is one of lua/, as it is sent to Redis.
@@ -40,13 +42,13 @@ type script struct {
 }
 
 // loadScript returns lua/name.lua, after its first line the functions of
-// lua/lib.lua if withLib is set, without its comment lines and blank lines,
-// which Redis would hash and parse at every EVAL.
-func loadScript(name string, withLib bool) script {
+// the libraries libs (lua/lib.lua, lua/log.lua), without its comment lines
+// and blank lines, which Redis would hash and parse at every EVAL.
+func loadScript(name string, libs ...string) script {
 	src := luaSource(name)
 	shebang, body, _ := strings.Cut(src, "\n")
-	if withLib {
-		body = luaSource("lib") + body
+	for i := len(libs) - 1; i >= 0; i-- {
+		body = luaSource(libs[i]) + body
 	}
 	var b strings.Builder
 	b.WriteString(shebang + "\n")

@@ -14,7 +14,7 @@ import (
 var allScripts = map[string]script{
 	"guard": guardScript, "unguard": unguardScript, "read": readScript,
 	"merge": mergeScript, "inspect": inspectScript, "claim": claimScript,
-	"grow": growScript, "create": createScript,
+	"grow": growScript, "create": createScript, "changes": changesScript,
 }
 
 func TestScriptText(t *testing.T) {
@@ -29,6 +29,9 @@ func TestScriptText(t *testing.T) {
 		if strings.Contains(src, "check_config(") || strings.Contains(src, "now_ms(") {
 			assert.Contains(t, s.text, "local function now_ms(", "%s has lib.lua's functions", name)
 		}
+		if strings.Contains(src, "append_log(") || strings.Contains(src, "reset_log(") {
+			assert.Contains(t, s.text, "local function append_log(", "%s has log.lua's functions", name)
+		}
 	}
 }
 
@@ -42,7 +45,7 @@ func TestScriptCodes(t *testing.T) {
 		}
 	}
 	used := make(map[string]bool)
-	for _, name := range []string{"lib", "guard", "unguard", "read", "merge", "inspect", "claim", "grow", "create"} {
+	for _, name := range []string{"lib", "log", "guard", "unguard", "read", "merge", "inspect", "claim", "grow", "create", "changes"} {
 		for _, m := range regexp.MustCompile(`problem\('([A-Z]+)'`).FindAllStringSubmatch(luaSource(name), -1) {
 			assert.True(t, known[m[1]], "%s.lua reports %s, which errors.go does not know", name, m[1])
 			used[m[1]] = true

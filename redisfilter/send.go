@@ -75,7 +75,9 @@ func (c *core[T]) send(ctx context.Context, reqs []*request, rt route) {
 			cl.ReloadState(ctx)
 			reloaded = true
 		}
-		r.err, r.res, r.replica = nil, nil, false
+		// go-redis sends reads to a replica if the client was created
+		// with ReadOnly.
+		r.err, r.res, r.replica = nil, nil, rt != write && cl.Options().ReadOnly
 		cmds := make([]*redis.Cmd, len(r.cmds))
 		add := func(p redis.Pipeliner) error {
 			for i, args := range r.cmds {
@@ -88,7 +90,9 @@ func (c *core[T]) send(ctx context.Context, reqs []*request, rt route) {
 		} else {
 			_, _ = cl.Pipelined(ctx, add)
 		}
-		for _, cmd := range cmds {
+		for i, cmd := range cmds {
+			c.meter.send(r.cmds[i])
+			c.meter.receive(cmd.Val(), cmd.Err())
 			r.record(cmd)
 		}
 		if rt == write && c.wait.replicas > 0 {
@@ -103,7 +107,10 @@ func (c *core[T]) send(ctx context.Context, reqs []*request, rt route) {
 // of another creation: the replica lags its master, is syncing from it
 // after a restart, or serves a slot that is moving) is sent again to its
 // master, whose answer stands, so that a replica never reports a loss that
-// its master does not confirm.
+// its master does not confirm. If the master's slot moved meanwhile, go-redis
+// sends the request on where the slot went, and to a replica there if the
+// client reads from replicas; a problem in that answer, which no master
+// confirmed, is an error wrapping ErrTryAgain.
 func (c *core[T]) sendChecked(ctx context.Context, reqs []*request, rt route, check func(*request) error) {
 	c.send(ctx, reqs, rt)
 	var again []*request
@@ -113,8 +120,15 @@ func (c *core[T]) sendChecked(ctx context.Context, reqs []*request, rt route, ch
 			again = append(again, r)
 		}
 	}
-	if len(again) > 0 {
-		c.send(ctx, again, master)
+	if len(again) == 0 {
+		return
+	}
+	c.send(ctx, again, master)
+	for _, r := range again {
+		if err := check(r); r.replica && isProblem(err) {
+			// %v, not %w: the problem is not the master's.
+			r.err = fmt.Errorf("%w: the slot moved while a replica answered %v", ErrTryAgain, err)
+		}
 	}
 }
 
@@ -146,6 +160,15 @@ func (c *core[T]) sendTo(ctx context.Context, node redis.Cmdable, reqs []*reques
 	// Each command carries its own error.
 	_, _ = pipe.Exec(ctx)
 	for i, r := range reqs {
+		for j, cmd := range cmds[i] {
+			c.meter.send(r.cmds[j])
+			if !r.tx {
+				c.meter.receive(cmd.Val(), cmd.Err())
+			}
+		}
+		if r.tx {
+			c.meter.receive(execs[i].Val(), execs[i].Err())
+		}
 		if !r.tx {
 			for _, cmd := range cmds[i] {
 				r.record(cmd)

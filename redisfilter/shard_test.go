@@ -368,42 +368,13 @@ func TestShardedOpenErrors(t *testing.T) {
 func TestReplicaReads(t *testing.T) {
 	rdb := sharedCluster(t, func(o *redis.ClusterOptions) { o.ReadOnly = true })
 	ctx := testContext(t)
+	waitReplicas(ctx, t, rdb)
 	var mu sync.Mutex // ForEachShard calls its function for the nodes at once
-	// A new cluster lists its replicas in CLUSTER SLOTS some seconds after
-	// it reports cluster_state:ok.
-	require.Eventually(t, func() bool {
-		ok := true
-		err := rdb.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
-			shards, err := node.ClusterShards(ctx).Result()
-			for _, s := range shards {
-				online := 0
-				for _, n := range s.Nodes {
-					if n.Health == "online" {
-						online++
-					}
-				}
-				mu.Lock()
-				ok = ok && online >= 2
-				mu.Unlock()
-			}
-			info, _ := node.Info(ctx, "replication").Result()
-			mu.Lock()
-			ok = ok && len(shards) > 0 && (strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up"))
-			mu.Unlock()
-			return err
-		})
-		return err == nil && ok
-	}, 30*time.Second, 200*time.Millisecond, "the cluster's replicas")
 	f := openSharded(ctx, t, rdb, filterName(t), 300_000)
 	values := randomStrings(rand.New(rand.NewPCG(39, 40)), 500)
 	require.NoError(t, f.PutMany(ctx, values))
 	// Replication is asynchronous: wait until every replica has the puts.
-	require.NoError(t, rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		return node.Do(ctx, "WAIT", 1, 2000).Err()
-	}))
-	// A client keeps the slot map it first loaded, which right after the
-	// cluster formed may list no replica; ForEachShard reloads it.
-	require.NoError(t, rdb.ForEachShard(ctx, func(context.Context, *redis.Client) error { return nil }))
+	replicated(ctx, t, rdb)
 	require.NoError(t, rdb.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
 		return node.ConfigResetStat(ctx).Err()
 	}))

@@ -19,6 +19,7 @@
 package bitarray
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"sync/atomic"
 )
@@ -152,6 +153,19 @@ func (a *Array) orWord(i int, v uint64) {
 	w := &a.words[i]
 	if old := atomic.LoadUint64(w); old|v != old {
 		atomic.OrUint64(w, v)
+	}
+}
+
+// OrBytes ORs into a, from word i on, the words of b, each 8 bytes
+// big-endian, as Guava's writeTo stream holds them. b must hold a whole
+// number of words, all of them within a.
+func (a *Array) OrBytes(i int, b []byte) {
+	if len(b) < 8 {
+		return
+	}
+	_ = a.words[i+len(b)/8-1] // one bounds check for the loop
+	for ; len(b) >= 8; b, i = b[8:], i+1 {
+		a.orWord(i, binary.BigEndian.Uint64(b))
 	}
 }
 

@@ -4,12 +4,15 @@
 -- grow.lua built (or keeps the one there, to adopt it), if the shard is
 -- still as Open found it with inspect.lua: if not, another process changed
 -- it meanwhile, and it returns {0, the config now} for Open to look again.
+-- For a plain filter it starts the shard's change log again (see log.lua).
 --
 -- KEYS[1]  the shard's config key
 -- KEYS[2]  the shard's bitmap, or for a window the record of its
 --          generations
 -- KEYS[3]  the shard's hold key
 -- KEYS[4]  for 'create': the new bitmap that grow.lua built
+-- KEYS[5]  for a plain filter: the shard's change log
+-- KEYS[6]  for a plain filter: its state
 -- ARGV[1]  the value of the config key Open found, '' for none
 -- ARGV[2]  the config to write
 -- ARGV[3]  the bitmap's length in bytes
@@ -17,7 +20,7 @@
 -- ARGV[5]  'create' to put the new bitmap in place, 'adopt' to keep the one
 --          there, 'generations' for a window, whose Puts create its bitmaps
 -- Returns  {1, the config written}, or {0, the config now}
-local config_key, data_key, hold_key, new_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local config_key, data_key, hold_key, new_key, log_key, state_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local found, config, nbytes, found_len, bitmap = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 
 local cfg = redis.call('GET', config_key) or ''
@@ -29,6 +32,7 @@ if bitmap ~= 'generations' then
     redis.call('RENAME', new_key, data_key)
     redis.call('PERSIST', data_key)
   end
+  reset_log(log_key, state_key)
 end
 redis.call('SET', config_key, config)
 redis.call('SET', hold_key, 'mitzbloom')
