@@ -8,11 +8,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/filterbits"
 	"github.com/mitzbloom/mitzbloom/internal/funnelname"
+	"github.com/mitzbloom/mitzbloom/internal/options"
 )
 
 // Snapshot, BitCount and Merge work on the whole filter, chunk by chunk,
@@ -69,68 +70,34 @@ func (c *core[T]) readTrip(ctx context.Context, op, what string, gen int64, chs 
 }
 
 // snapshot reads the filter's bitmaps, or generation gen's for a window,
-// and decodes them as Guava's readFrom would the writeTo stream they make.
-// Bits are only ever set, and a filter re-created meanwhile fails the
-// check, so the copy holds every value put before it started.
+// into a new local filter of the same parameters, chunk by chunk, so that
+// it holds the filter once and a round trip's chunks beside it. Bits are
+// only ever set, and a filter re-created meanwhile fails the check, so the
+// copy holds every value put before it started.
 func (c *core[T]) snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], error) {
-	r := &chunkReader[T]{c: c, ctx: ctx, gen: gen, chunks: c.chunks()}
-	// Guava's header, then the words.
-	r.buf = make([]byte, 6, chunksPerTrip*chunkBytes)
-	r.buf[0] = byte(c.strategy.Ordinal())
-	r.buf[1] = byte(c.k)
-	binary.BigEndian.PutUint32(r.buf[2:], uint32(c.bitSize/64))
-	f, err := bloom.ReadFrom(r, c.funnel)
-	if r.err != nil {
-		return nil, r.err
-	}
+	f, err := bloom.New(c.funnel, c.expected, c.fpp, func(options.Settings) options.Settings { return c.sizing })
 	if err != nil {
 		return nil, c.wrap(ctx, "snapshot", err)
 	}
-	return f, nil
-}
-
-// A chunkReader reads a filter's writeTo stream from Redis, a round trip of
-// chunks at a time, for bloom.ReadFrom to decode as it arrives: so that
-// Snapshot holds no more than the filter it builds and one trip's bytes.
-type chunkReader[T any] struct {
-	c      *core[T]
-	ctx    context.Context
-	gen    int64
-	chunks []chunk // those not read yet
-	buf    []byte  // read, not yet returned
-	off    int
-	err    error // of Redis, returned as it is by snapshot
-}
-
-func (r *chunkReader[T]) Read(p []byte) (int, error) {
-	if r.off == len(r.buf) {
-		if len(r.chunks) == 0 {
-			return 0, io.EOF
-		}
-		chs := r.chunks[:min(len(r.chunks), chunksPerTrip)]
-		r.chunks = r.chunks[len(chs):]
-		replies, err := r.c.readTrip(r.ctx, "snapshot", "range", r.gen, chs)
+	bits := filterbits.Of(f) // no other goroutine has f yet
+	for all := c.chunks(); len(all) > 0; all = all[min(len(all), chunksPerTrip):] {
+		trip := all[:min(len(all), chunksPerTrip)]
+		replies, err := c.readTrip(ctx, "snapshot", "range", gen, trip)
 		if err != nil {
-			r.err = err
-			return 0, err
+			return nil, err
 		}
-		r.buf, r.off = r.buf[:0], 0
-		for i, ch := range chs {
+		for i, ch := range trip {
 			s, _ := replies[i].(string)
 			switch want := ch.to - ch.from; int64(len(s)) {
 			case want:
-				r.buf = append(r.buf, s...)
+				bits.StoreEncoded(int((ch.shard.first/8+ch.from)/8), s)
 			case 0: // a generation that expired, or was never created
-				r.buf = append(r.buf, make([]byte, want)...)
 			default:
-				r.err = r.c.wrap(r.ctx, "snapshot", fmt.Errorf("read %d bytes at %d of %s, want %d", len(s), ch.from, ch.shard.key, want))
-				return 0, r.err
+				return nil, c.wrap(ctx, "snapshot", fmt.Errorf("read %d bytes at %d of %s, want %d", len(s), ch.from, ch.shard.key, want))
 			}
 		}
 	}
-	n := copy(p, r.buf[r.off:])
-	r.off += n
-	return n, nil
+	return f, nil
 }
 
 // bitCount counts the bits set in the filter's bitmaps.

@@ -61,14 +61,6 @@ func paramsOf(cfg string) string {
 	return cfg
 }
 
-// idOf returns the identity of a config.
-func idOf(cfg string) string {
-	if i := strings.LastIndex(cfg, idField); i >= 0 {
-		return cfg[i+len(idField):]
-	}
-	return ""
-}
-
 // claimPrefix starts the first shard's config key while a filter of
 // several shards is being created: "creating <deadline> <config>", where the
 // deadline is the server's time in Unix milliseconds until which the claim

@@ -15,10 +15,15 @@ import (
 // core is what Filter and Windowed share: the parameters, the shards, and
 // the config that records them.
 type core[T any] struct {
-	rdb      redis.UniversalClient
-	name     string
-	funnel   funnel.Funnel[T]
-	fname    string // the funnel's name in the config
+	rdb    redis.UniversalClient
+	name   string
+	funnel funnel.Funnel[T]
+	fname  string // the funnel's name in the config
+	// expected, fpp and sizing are Open's arguments, which size a local
+	// copy as the filter is sized.
+	expected int64
+	fpp      float64
+	sizing   options.Settings
 	strategy strategy.Strategy
 	k        int
 	bitSize  int64
@@ -86,6 +91,9 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 		name:      name,
 		funnel:    f,
 		fname:     params.funnel,
+		expected:  expectedInsertions,
+		fpp:       fpp,
+		sizing:    filter,
 		strategy:  filter.Strategy,
 		k:         k,
 		bitSize:   bitSize,

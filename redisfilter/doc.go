@@ -27,13 +27,15 @@
 //
 // # Keys
 //
-// A filter named name of up to 16 MiB has three keys that share a Redis
+// A filter named name of up to 16 MiB has these keys, which share a Redis
 // Cluster hash slot:
 //
-//	{name}          the bit array, a string of exactly BitSize/8 bytes
-//	{name}:config   its parameters and identity, as in
-//	                mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=5f0c2a9e81d4b7c3
-//	{name}:hold     where a Put that finds the filter changed moves the bitmap for an instant
+//	{name}                 the bit array, a string of exactly BitSize/8 bytes
+//	{name}:config          its parameters and identity, as in
+//	                       mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=5f0c2a9e81d4b7c3
+//	{name}:hold            where a Put that finds the filter changed moves the bitmap for an instant
+//	{name}:changes         the change log: the offsets of the bits set lately, 4 bytes each (see [WithChangeLog])
+//	{name}:changes-state   the log's epoch and the position of its first record
 //
 // # Shards
 //
@@ -49,9 +51,8 @@
 // to 256 shards, shard s of n is in the s-th of n equal ranges of slots, so
 // that masters serving equal ranges of slots, as redis-cli --cluster create
 // and rebalance leave them, hold equal numbers of shards (±1). Without
-// WithShardBytes, shards are of 16 MiB, which Open creates in steps of
-// 2 MiB, so that no command holds Redis for long; a filter can have up to
-// Guava's 2³¹−1 words (16 GiB). The values of
+// WithShardBytes, shards are of 16 MiB, which Redis creates in about 10 to
+// 20 ms each; a filter can have up to Guava's 2³¹−1 words (16 GiB). The values of
 // [Filter.Keys], concatenated, are Guava's words, and [Filter.Snapshot]
 // returns the same filter as an unsharded one with the same puts.
 //

@@ -156,10 +156,10 @@ func (f *Filter[T]) NumHashFunctions() int { return f.c.k }
 func (f *Filter[T]) Strategy() strategy.Strategy { return f.c.strategy }
 
 // Keys returns the Redis keys of f's bitmaps, in order: {name} for a filter
-// of one string, {name#0}, {name#1} and so on (or {name#s.j}, where the slot
-// of {name#s} is not one the layout gives shard s: see the package
-// documentation) for a sharded one. Their values,
-// concatenated, are the words of Guava's writeTo stream.
+// of one string, and {name}, {name#1}, {name#2} and so on (or {name#s.j},
+// where the slot of {name#s} is not one the layout gives shard s: see the
+// package documentation) for a sharded one. Their values, concatenated, are
+// the words of Guava's writeTo stream.
 func (f *Filter[T]) Keys() []string {
 	keys := make([]string, len(f.c.shards))
 	for i := range f.c.shards {

@@ -50,7 +50,7 @@ type Hybrid[T any] struct {
 	bits    *bitarray.Array
 	hash    strategy.Hasher[T]
 	probe   probe.Prober
-	changes *changeRing
+	changes *changeRings
 
 	mu       sync.Mutex // serializes Syncs, and guards what follows
 	pending  [][2]uint64
@@ -84,7 +84,7 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 	// A core of its own, whose config a Sync that rebuilds the filter
 	// changes without racing calls on remote.
 	own := *remote
-	h := &Hybrid[T]{remote: &own, changes: newChangeRing(changeRingSize(own.c.bitSize))}
+	h := &Hybrid[T]{remote: &own, changes: newChangeRings(changeRingSize(own.c.bitSize))}
 	started := time.Now()
 	// Where the logs end, read before the bits: a bit set after is either
 	// in the snapshot or in the logs from there on.

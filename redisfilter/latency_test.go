@@ -129,15 +129,24 @@ func bigFilterStall(b *testing.B, rdb redis.UniversalClient, nodes []*redis.Clie
 			}
 			close(stop)
 			wg.Wait()
-			var longest time.Duration
+			var longest redis.SlowLog
 			for _, node := range nodes {
 				slow, err := node.SlowLogGet(ctx, -1).Result()
 				require.NoError(b, err)
 				for _, e := range slow {
-					longest = max(longest, e.Duration)
+					if e.Duration > longest.Duration {
+						longest = e
+					}
 				}
 			}
-			b.ReportMetric(float64(longest.Microseconds())/1000, "server-max-ms")
+			if longest.Duration > 0 {
+				args := longest.Args
+				if len(args) > 4 {
+					args = args[:4]
+				}
+				b.Logf("longest command: %v (%v)", args, longest.Duration)
+			}
+			b.ReportMetric(float64(longest.Duration.Microseconds())/1000, "server-max-ms")
 			slices.Sort(lats)
 			if len(lats) > 0 {
 				b.ReportMetric(float64(lats[len(lats)-1].Microseconds())/1000, "ping-max-ms")

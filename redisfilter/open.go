@@ -28,13 +28,6 @@ const (
 	// renews it before each shard, which takes some 10 ms to create, so
 	// this is how long an abandoned creation delays the next Open.
 	claimLease = 5 * time.Second
-	// growStep is what one call of grow.lua adds to a bitmap being
-	// created: a new string of n bytes costs Redis about a millisecond per
-	// MiB to allocate and zero, and growing one by n bytes about as much.
-	growStep = 2 << 20
-	// newBitmapTTL is how long a bitmap being created lives without being
-	// grown or put in place.
-	newBitmapTTL = time.Minute
 	// pollInterval is how often an Open waiting for another's creation looks
 	// again.
 	pollInterval = 50 * time.Millisecond
@@ -288,16 +281,11 @@ func (c *core[T]) create(ctx context.Context, seen []found, cr creation) (err er
 		if i == 0 {
 			was.cfg = claim
 		}
-		what, newKey := mode, s.key+":new:"+idOf(cr.cfg)
+		what := mode
 		if !c.windowed && was.cfg == "" && was.n == s.nbytes() && !cr.claim {
 			what = "adopt"
 		}
-		if what == "create" {
-			if err := c.grow(ctx, s, newKey); err != nil {
-				return err
-			}
-		}
-		keys := []string{s.cfgKey, s.dataKey(c.windowed), s.holdKey, newKey, s.logKey, s.logState}
+		keys := []string{s.cfgKey, s.dataKey(c.windowed), s.holdKey, s.logKey, s.logState}
 		rep := c.runScript(ctx, createScript, write, []call{{s, keys, []any{was.cfg, cr.cfg, s.nbytes(), was.n, what}}})[0]
 		if rep.err != nil {
 			return rep.err
@@ -323,17 +311,4 @@ func (c *core[T]) claim(ctx context.Context, found, cfg string, lease time.Durat
 	}
 	claim, _ := res[1].(string)
 	return claim, res[0] == int64(1), nil
-}
-
-// grow creates the bitmap of shard s at key, growStep bytes per command.
-func (c *core[T]) grow(ctx context.Context, s *shard, key string) error {
-	for n := min(growStep, s.nbytes()); ; n = min(n+growStep, s.nbytes()) {
-		rep := c.runScript(ctx, growScript, master, []call{{s, []string{key}, []any{n, newBitmapTTL.Milliseconds()}}})[0]
-		if rep.err != nil {
-			return rep.err
-		}
-		if n == s.nbytes() {
-			return nil
-		}
-	}
 }

@@ -24,7 +24,7 @@ import (
 // replica for every master, and the client's slot map lists them: a new
 // cluster lists its replicas in CLUSTER SLOTS some seconds after it reports
 // cluster_state:ok, and a client keeps the slot map it first loaded.
-func waitReplicas(ctx context.Context, t *testing.T, rdb *redis.ClusterClient) {
+func waitReplicas(ctx context.Context, t testing.TB, rdb *redis.ClusterClient) {
 	t.Helper()
 	var mu sync.Mutex // ForEachShard calls its function for the nodes at once
 	require.Eventually(t, func() bool {
@@ -211,14 +211,22 @@ func TestReplicaReadsDuringReshard(t *testing.T) {
 	sourceID, err := source.ClusterMyID(ctx).Result()
 	require.NoError(t, err)
 	var first int64 = -1
-	slots, err := rdb.ClusterSlots(ctx).Result()
+	shards, err := source.ClusterShards(ctx).Result()
 	require.NoError(t, err)
 	targetID := ""
-	for _, s := range slots {
-		if s.Nodes[0].ID == sourceID && int64(s.Start) <= slot && slot <= int64(s.End) {
-			first = int64(s.Start)
-		} else if s.Nodes[0].ID != sourceID {
-			targetID = s.Nodes[0].ID
+	for _, sh := range shards {
+		for _, n := range sh.Nodes {
+			if n.Role != "master" {
+				continue
+			}
+			for _, r := range sh.Slots {
+				if n.ID == sourceID && r.Start <= slot && slot <= r.End {
+					first = r.Start
+				}
+			}
+			if n.ID != sourceID {
+				targetID = n.ID
+			}
 		}
 	}
 	require.NotEqual(t, int64(-1), first)

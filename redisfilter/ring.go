@@ -5,17 +5,26 @@ import (
 	"sync/atomic"
 )
 
-// A changeRing holds the hashes of the values whose local Put changed a bit
+// changeRings holds the hashes of the values whose local Put changed a bit
 // of a Hybrid's filter, for its next Sync to push: so that a Sync sends what
 // changed without reading the filter. Writers never wait: a value that
-// finds the ring full sets overflow, and the Sync pushes the whole filter.
+// finds its ring full sets overflow, and the Sync pushes the whole filter.
+// A value goes to one of several rings by its hash, so that the cores
+// putting values at once mostly move different rings' counters.
 //
 // add is safe for concurrent use; drain is for one goroutine at a time.
+type changeRings [ringCount]changeRing
+
+// ringCount is the number of rings, a power of two.
+const ringCount = 8
+
+// A changeRing is one ring of changeRings.
 type changeRing struct {
-	slots    []changeSlot // a power of two of them
 	head     atomic.Uint64
+	_        [56]byte      // head alone in its cache line, which every add moves
 	tail     atomic.Uint64 // written by drain only
 	overflow atomic.Bool
+	slots    []changeSlot // a power of two of them
 }
 
 // A changeSlot holds one hash; seq, one more than the slot's position in
@@ -25,16 +34,34 @@ type changeSlot struct {
 	seq    atomic.Uint64
 }
 
-// newChangeRing returns a ring of at least n slots.
-func newChangeRing(n int) *changeRing {
+// newChangeRings returns rings of at least n slots in all.
+func newChangeRings(n int) *changeRings {
 	size := 1
-	for size < n {
+	for size*ringCount < n {
 		size *= 2
 	}
-	return &changeRing{slots: make([]changeSlot, size)}
+	var rs changeRings
+	for i := range rs {
+		rs[i].slots = make([]changeSlot, size)
+	}
+	return &rs
 }
 
 // add records the hash (h1, h2).
+func (rs *changeRings) add(h1, h2 uint64) { rs[h2%ringCount].add(h1, h2) }
+
+// drain appends to hs the hashes added since the last drain, and reports
+// whether some did not fit: a ring overflowed.
+func (rs *changeRings) drain(hs [][2]uint64) ([][2]uint64, bool) {
+	overflowed := false
+	for i := range rs {
+		var o bool
+		hs, o = rs[i].drain(hs)
+		overflowed = overflowed || o
+	}
+	return hs, overflowed
+}
+
 func (r *changeRing) add(h1, h2 uint64) {
 	size := uint64(len(r.slots))
 	for {
@@ -54,9 +81,9 @@ func (r *changeRing) add(h1, h2 uint64) {
 	}
 }
 
-// drain appends to hs the hashes added since the last drain, and reports
-// whether some did not fit: the ring overflowed. It waits for the adds in
-// progress when it starts, which are a few instructions from done.
+// drain appends to hs the hashes added to r since the last drain, and
+// reports whether some did not fit. It waits for the adds in progress when
+// it starts, which are a few instructions from done.
 func (r *changeRing) drain(hs [][2]uint64) ([][2]uint64, bool) {
 	overflowed := r.overflow.Swap(false)
 	head := r.head.Load()

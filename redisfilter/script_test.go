@@ -280,64 +280,31 @@ func TestScriptClaim(t *testing.T) {
 	assert.EqualValues(t, 0, res[0])
 }
 
-func TestScriptGrow(t *testing.T) {
-	rdb := sharedClient(t)
-	ctx := testContext(t)
-	k := newScriptKeys(t)
-	key := k.bitmap + ":new:1"
-	for _, step := range []struct{ to, want int }{{3, 3}, {8, 8}, {8, 8}, {5, 8}} {
-		res, err := eval(t, rdb, "grow", []string{key}, step.to, 60000)
-		require.NoError(t, err)
-		assert.EqualValues(t, step.want, res, "grown to %d", step.to)
-	}
-	assert.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00", rdb.Get(ctx, key).Val(), "it never shrinks")
-	require.NoError(t, rdb.SetRange(ctx, key, 0, "x").Err())
-	_, err := eval(t, rdb, "grow", []string{key}, 8, 60000)
-	require.NoError(t, err)
-	assert.Equal(t, "x", rdb.GetRange(ctx, key, 0, 0).Val(), "it never writes over a byte")
-	ttl := rdb.PTTL(ctx, key).Val()
-	assert.True(t, ttl > 50*time.Second && ttl <= time.Minute, "it expires unless grown again: %v", ttl)
-}
-
 func TestScriptCreate(t *testing.T) {
 	rdb := sharedClient(t)
 	ctx := testContext(t)
 	create := func(k scriptKeys, data, found string, foundLen int, what string) []any {
 		t.Helper()
-		res, err := eval(t, rdb, "create", []string{k.cfg, data, k.hold, k.bitmap + ":new:1", k.log, k.state}, found, scriptConfig, 8, foundLen, what)
+		res, err := eval(t, rdb, "create", []string{k.cfg, data, k.hold, k.log, k.state}, found, scriptConfig, 8, foundLen, what)
 		require.NoError(t, err)
 		return res.([]any)
 	}
-	grown := func(k scriptKeys, bits string) {
-		t.Helper()
-		require.NoError(t, rdb.Set(ctx, k.bitmap+":new:1", bits, time.Minute).Err())
-	}
 	t.Run("creates", func(t *testing.T) {
 		k := newScriptKeys(t)
-		grown(k, "\x00\x00\x00\x00\x00\x00\x00\x00")
 		assert.Equal(t, []any{int64(1), scriptConfig}, create(k, k.bitmap, "", 0, "create"))
 		assert.Equal(t, scriptConfig, rdb.Get(ctx, k.cfg).Val())
 		assert.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00", rdb.Get(ctx, k.bitmap).Val())
-		assert.EqualValues(t, -1, rdb.PTTL(ctx, k.bitmap).Val(), "the bitmap does not expire")
 		assert.Regexp(t, `^\d+ 0$`, rdb.Get(ctx, k.state).Val(), "the change log starts")
 		assert.Equal(t, "", rdb.Get(ctx, k.log).Val())
 		assert.EqualValues(t, 1, rdb.Exists(ctx, k.log).Val(), "the change log exists, so that Puts name no missing key")
-		assert.Zero(t, rdb.Exists(ctx, k.bitmap+":new:1").Val())
 		assert.Equal(t, "mitzbloom", rdb.Get(ctx, k.hold).Val())
 	})
 	t.Run("re-creates", func(t *testing.T) {
 		k := newScriptKeys(t)
 		require.NoError(t, rdb.Set(ctx, k.cfg, "old", 0).Err())
 		require.NoError(t, rdb.Set(ctx, k.bitmap, "123", 0).Err())
-		grown(k, "\x00\x00\x00\x00\x00\x00\x00\x00")
 		assert.EqualValues(t, 1, create(k, k.bitmap, "old", 3, "create")[0])
 		assert.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00", rdb.Get(ctx, k.bitmap).Val())
-	})
-	t.Run("new bitmap not grown", func(t *testing.T) {
-		k := newScriptKeys(t)
-		grown(k, "\x00\x00\x00")
-		assert.Equal(t, []any{int64(0), ""}, create(k, k.bitmap, "", 0, "create"))
-		assert.Zero(t, rdb.Exists(ctx, k.bitmap, k.cfg).Val())
 	})
 	t.Run("adopts", func(t *testing.T) {
 		k := newScriptKeys(t)
@@ -354,14 +321,12 @@ func TestScriptCreate(t *testing.T) {
 	})
 	t.Run("config changed meanwhile", func(t *testing.T) {
 		k := newScriptKeys(t)
-		grown(k, "\x00\x00\x00\x00\x00\x00\x00\x00")
 		require.NoError(t, rdb.Set(ctx, k.cfg, "other", 0).Err())
 		assert.Equal(t, []any{int64(0), "other"}, create(k, k.bitmap, "", 0, "create"), "a config written since Open looked")
 		assert.Zero(t, rdb.Exists(ctx, k.bitmap).Val())
 	})
 	t.Run("bitmap changed meanwhile", func(t *testing.T) {
 		k := newScriptKeys(t)
-		grown(k, "\x00\x00\x00\x00\x00\x00\x00\x00")
 		require.NoError(t, rdb.Set(ctx, k.bitmap, "12345678", 0).Err())
 		assert.Equal(t, []any{int64(0), ""}, create(k, k.bitmap, "", 0, "create"), "a bitmap created since Open looked")
 		assert.Equal(t, "12345678", rdb.Get(ctx, k.bitmap).Val())

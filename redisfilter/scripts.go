@@ -29,7 +29,6 @@ var (
 	mergeScript   = loadScript("merge", "lib", "log")
 	inspectScript = loadScript("inspect", "lib")
 	claimScript   = loadScript("claim", "lib")
-	growScript    = loadScript("grow")
 	createScript  = loadScript("create", "log")
 	changesScript = loadScript("changes", "lib")
 )
@@ -42,8 +41,9 @@ type script struct {
 }
 
 // loadScript returns lua/name.lua, after its first line the functions of
-// the libraries libs (lua/lib.lua, lua/log.lua), without its comment lines
-// and blank lines, which Redis would hash and parse at every EVAL.
+// the libraries libs (lua/lib.lua, lua/log.lua), without its comment lines,
+// blank lines and indentation, which Redis would hash and parse at every
+// EVAL.
 func loadScript(name string, libs ...string) script {
 	src := luaSource(name)
 	shebang, body, _ := strings.Cut(src, "\n")
@@ -53,8 +53,8 @@ func loadScript(name string, libs ...string) script {
 	var b strings.Builder
 	b.WriteString(shebang + "\n")
 	for line := range strings.Lines(body) {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "--") {
-			b.WriteString(line)
+		if t := strings.TrimLeft(line, " \t"); strings.TrimSpace(t) != "" && !strings.HasPrefix(t, "--") {
+			b.WriteString(t)
 		}
 	}
 	text := b.String()

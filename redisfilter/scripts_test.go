@@ -14,7 +14,7 @@ import (
 var allScripts = map[string]script{
 	"guard": guardScript, "unguard": unguardScript, "read": readScript,
 	"merge": mergeScript, "inspect": inspectScript, "claim": claimScript,
-	"grow": growScript, "create": createScript, "changes": changesScript,
+	"create": createScript, "changes": changesScript,
 }
 
 func TestScriptText(t *testing.T) {
@@ -45,7 +45,7 @@ func TestScriptCodes(t *testing.T) {
 		}
 	}
 	used := make(map[string]bool)
-	for _, name := range []string{"lib", "log", "guard", "unguard", "read", "merge", "inspect", "claim", "grow", "create", "changes"} {
+	for _, name := range []string{"lib", "log", "guard", "unguard", "read", "merge", "inspect", "claim", "create", "changes"} {
 		for _, m := range regexp.MustCompile(`problem\('([A-Z]+)'`).FindAllStringSubmatch(luaSource(name), -1) {
 			assert.True(t, known[m[1]], "%s.lua reports %s, which errors.go does not know", name, m[1])
 			used[m[1]] = true

@@ -207,7 +207,7 @@ func (h *Hybrid[T]) pullShard(ctx context.Context, s int) error {
 			if int64(len(b)) != ch.to-ch.from {
 				return c.wrap(ctx, "sync", fmt.Errorf("read %d bytes at %d of %s, want %d", len(b), ch.from, sh.key, ch.to-ch.from))
 			}
-			h.bits.OrBytes(int((sh.first/8+ch.from)/8), []byte(b))
+			h.bits.OrEncoded(int((sh.first/8+ch.from)/8), b)
 		}
 	}
 	h.cursors[s] = cur

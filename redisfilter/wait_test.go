@@ -211,7 +211,11 @@ func BenchmarkWait(b *testing.B) {
 		rdb  func() redis.UniversalClient
 	}{
 		{"single", func() redis.UniversalClient { return single }},
-		{"cluster", func() redis.UniversalClient { return sharedCluster(b) }},
+		{"cluster", func() redis.UniversalClient {
+			rdb := sharedCluster(b)
+			waitReplicas(context.Background(), b, rdb)
+			return rdb
+		}},
 	} {
 		for _, wait := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/wait=%t", server.name, wait), func(b *testing.B) {

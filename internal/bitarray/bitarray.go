@@ -19,7 +19,6 @@
 package bitarray
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"sync/atomic"
 )
@@ -156,17 +155,39 @@ func (a *Array) orWord(i int, v uint64) {
 	}
 }
 
-// OrBytes ORs into a, from word i on, the words of b, each 8 bytes
-// big-endian, as Guava's writeTo stream holds them. b must hold a whole
-// number of words, all of them within a.
-func (a *Array) OrBytes(i int, b []byte) {
+// OrEncoded ORs into a, from word i on, the words encoded in b, each 8
+// bytes big-endian, as Guava's writeTo stream holds them. b must hold a
+// whole number of words, all of them within a.
+func (a *Array) OrEncoded(i int, b string) {
 	if len(b) < 8 {
 		return
 	}
 	_ = a.words[i+len(b)/8-1] // one bounds check for the loop
 	for ; len(b) >= 8; b, i = b[8:], i+1 {
-		a.orWord(i, binary.BigEndian.Uint64(b))
+		a.orWord(i, uint64FromString(b))
 	}
+}
+
+// StoreEncoded sets the words of a from word i on to those encoded in b,
+// as OrEncoded reads them, with plain writes, as SetPlain does: for an
+// array that no other goroutine uses while it runs, such as one being
+// filled before it is shared.
+func (a *Array) StoreEncoded(i int, b string) {
+	if len(b) < 8 {
+		return
+	}
+	_ = a.words[i+len(b)/8-1] // one bounds check for the loop
+	for ; len(b) >= 8; b, i = b[8:], i+1 {
+		a.words[i] = uint64FromString(b)
+	}
+}
+
+// uint64FromString returns the big-endian word at the start of b, without
+// the copy that converting b to a []byte would make.
+func uint64FromString(b string) uint64 {
+	_ = b[7] // bounds check hint to compiler; see golang.org/issue/14808
+	return uint64(b[7]) | uint64(b[6])<<8 | uint64(b[5])<<16 | uint64(b[4])<<24 |
+		uint64(b[3])<<32 | uint64(b[2])<<40 | uint64(b[1])<<48 | uint64(b[0])<<56
 }
 
 // Count returns the number of set bits. It reads every word, so it costs

@@ -1,6 +1,7 @@
 package bitarray
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
 	"sync"
@@ -180,4 +181,27 @@ func BenchmarkSet(b *testing.B) {
 	}
 	b.Run("atomic", func(b *testing.B) { run(b, func(a *Array, i uint64) { a.Set(i) }) })
 	b.Run("plain", func(b *testing.B) { run(b, func(a *Array, i uint64) { a.SetPlain(i) }) })
+}
+
+// TestEncodedWords checks OrEncoded and StoreEncoded against the words they
+// decode, big-endian, as Guava's stream holds them.
+func TestEncodedWords(t *testing.T) {
+	enc := func(words ...uint64) string {
+		var b []byte
+		for _, w := range words {
+			b = binary.BigEndian.AppendUint64(b, w)
+		}
+		return string(b)
+	}
+	a := New(4)
+	a.StoreEncoded(1, enc(0x0102030405060708, 0xff))
+	assert.Equal(t, []uint64{0, 0x0102030405060708, 0xff, 0}, a.Words())
+	a.OrEncoded(2, enc(0xff00, 1<<63))
+	assert.Equal(t, []uint64{0, 0x0102030405060708, 0xffff, 1 << 63}, a.Words())
+	a.StoreEncoded(0, enc(7))
+	assert.Equal(t, uint64(7), a.Word(0), "StoreEncoded replaces")
+	a.OrEncoded(3, "")
+	a.StoreEncoded(3, "")
+	assert.Equal(t, uint64(1<<63), a.Word(3), "nothing to decode")
+	assert.Panics(t, func() { a.OrEncoded(3, enc(1, 2)) }, "words past the end")
 }

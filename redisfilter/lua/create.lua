@@ -1,7 +1,7 @@
 #!lua
 -- create.lua writes a shard's config key, and the hold key that guard.lua
--- moves a bitmap to, and for a plain filter puts in place the bitmap that
--- grow.lua built (or keeps the one there, to adopt it), if the shard is
+-- moves a bitmap to, and for a plain filter creates the shard's bitmap at
+-- its full size (or keeps the one there, to adopt it), if the shard is
 -- still as Open found it with inspect.lua: if not, another process changed
 -- it meanwhile, and it returns {0, the config now} for Open to look again.
 -- For a plain filter it starts the shard's change log again (see log.lua).
@@ -10,17 +10,16 @@
 -- KEYS[2]  the shard's bitmap, or for a window the record of its
 --          generations
 -- KEYS[3]  the shard's hold key
--- KEYS[4]  for 'create': the new bitmap that grow.lua built
--- KEYS[5]  for a plain filter: the shard's change log
--- KEYS[6]  for a plain filter: its state
+-- KEYS[4]  for a plain filter: the shard's change log
+-- KEYS[5]  for a plain filter: its state
 -- ARGV[1]  the value of the config key Open found, '' for none
 -- ARGV[2]  the config to write
 -- ARGV[3]  the bitmap's length in bytes
 -- ARGV[4]  the length of KEYS[2] Open found (see inspect.lua)
--- ARGV[5]  'create' to put the new bitmap in place, 'adopt' to keep the one
---          there, 'generations' for a window, whose Puts create its bitmaps
+-- ARGV[5]  'create' to create the bitmap, 'adopt' to keep the one there,
+--          'generations' for a window, whose Puts create its bitmaps
 -- Returns  {1, the config written}, or {0, the config now}
-local config_key, data_key, hold_key, new_key, log_key, state_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local config_key, data_key, hold_key, log_key, state_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local found, config, nbytes, found_len, bitmap = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 
 local cfg = redis.call('GET', config_key) or ''
@@ -28,9 +27,8 @@ if cfg ~= found then return {0, cfg} end
 if bitmap ~= 'generations' then
   if redis.call('STRLEN', data_key) ~= found_len then return {0, cfg} end
   if bitmap == 'create' then
-    if redis.call('STRLEN', new_key) ~= nbytes then return {0, cfg} end
-    redis.call('RENAME', new_key, data_key)
-    redis.call('PERSIST', data_key)
+    redis.call('DEL', data_key)
+    redis.call('SETRANGE', data_key, nbytes - 1, '\0')
   end
   reset_log(log_key, state_key)
 end
