@@ -128,13 +128,7 @@ func TestHybridOverflow(t *testing.T) {
 func TestHybridFleet(t *testing.T) {
 	t.Run("single", func(t *testing.T) { hybridFleet(t, sharedClient(t), nil) })
 	t.Run("cluster", func(t *testing.T) {
-		requireRedisServer(t)
-		cl, err := startCluster(3, 1)
-		require.NoError(t, err)
-		t.Cleanup(cl.stop)
-		rdb := newClusterClient(cl.addrs())
-		t.Cleanup(func() { rdb.Close() })
-		waitReplicas(testContext(t), t, rdb)
+		cl, rdb := faultCluster(t)
 		hybridFleet(t, rdb, cl)
 	})
 }

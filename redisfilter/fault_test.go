@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
@@ -42,6 +44,21 @@ func faultServer(t *testing.T, args ...string) *redisServer {
 	}
 	t.Cleanup(srv.stop)
 	return srv
+}
+
+// faultCluster starts a cluster of the test's own, 3 masters with a replica
+// each, and returns it with a client, both stopped when t ends, once every
+// master's replica is online.
+func faultCluster(t *testing.T, opts ...func(*redis.ClusterOptions)) (*redisCluster, *redis.ClusterClient) {
+	t.Helper()
+	requireRedisServer(t)
+	cl, err := startCluster(3, 1)
+	require.NoError(t, err)
+	t.Cleanup(cl.stop)
+	rdb := newClusterClient(cl.addrs(), opts...)
+	t.Cleanup(func() { rdb.Close() })
+	waitReplicas(testContext(t), t, rdb)
+	return cl, rdb
 }
 
 // load runs goroutines that call f in a loop, each call with its own
@@ -327,14 +344,9 @@ func TestFaultRestartWithoutPersistence(t *testing.T) {
 // value put and replicated before (WAIT), and succeed again soon after the
 // replica is promoted. It logs how long that took.
 func TestFaultFailover(t *testing.T) {
-	requireRedisServer(t)
-	cl, err := startCluster(3, 1)
-	require.NoError(t, err)
-	t.Cleanup(cl.stop)
 	// go-redis's defaults, but for context deadlines: no faster reload of
 	// the slot map is needed, since the filter asks for one on errors.
-	rdb := newClusterClient(cl.addrs())
-	t.Cleanup(func() { rdb.Close() })
+	cl, rdb := faultCluster(t)
 	ctx := testContext(t)
 	f, err := redisfilter.Open(ctx, rdb, "failover", funnel.String, 10_000, 0.01)
 	require.NoError(t, err)

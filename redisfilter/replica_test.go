@@ -144,14 +144,8 @@ func (l *readLoad) finish(t *testing.T) {
 // replicas, with values put and replicated.
 func replicaFilter(t *testing.T) (*redisCluster, *redis.ClusterClient, *redisfilter.Filter[string], []string) {
 	t.Helper()
-	requireRedisServer(t)
-	cl, err := startCluster(3, 1)
-	require.NoError(t, err)
-	t.Cleanup(cl.stop)
-	rdb := newClusterClient(cl.addrs(), func(o *redis.ClusterOptions) { o.ReadOnly, o.RouteRandomly = true, true })
-	t.Cleanup(func() { rdb.Close() })
+	cl, rdb := faultCluster(t, func(o *redis.ClusterOptions) { o.ReadOnly, o.RouteRandomly = true, true })
 	ctx := testContext(t)
-	waitReplicas(ctx, t, rdb)
 	f := openSharded(ctx, t, rdb, filterName(t), 300_000)
 	values := randomStrings(rand.New(rand.NewPCG(44, 45)), 5000)
 	require.NoError(t, f.PutMany(ctx, values))

@@ -65,8 +65,14 @@ func (rs *changeRings) drain(hs [][2]uint64) ([][2]uint64, bool) {
 func (r *changeRing) add(h1, h2 uint64) {
 	size := uint64(len(r.slots))
 	for {
+		// tail first: read after head, it could have passed that head,
+		// and the difference would wrap around.
+		tail := r.tail.Load()
 		i := r.head.Load()
-		if i-r.tail.Load() >= size {
+		if i-tail >= size {
+			if r.tail.Load() != tail {
+				continue // a drain made room meanwhile
+			}
 			if !r.overflow.Load() {
 				r.overflow.Store(true)
 			}

@@ -104,14 +104,8 @@ func TestWait(t *testing.T) {
 // whose put into the WithWait filter returned nil is there; of the other's,
 // those of the last second are lost, though their puts returned nil.
 func TestWaitFailover(t *testing.T) {
-	requireRedisServer(t)
-	cl, err := startCluster(3, 1)
-	require.NoError(t, err)
-	t.Cleanup(cl.stop)
-	rdb := newClusterClient(cl.addrs())
-	t.Cleanup(func() { rdb.Close() })
+	cl, rdb := faultCluster(t)
 	ctx := testContext(t)
-	waitReplicas(ctx, t, rdb)
 	durable, err := redisfilter.Open(ctx, rdb, "durable", funnel.String, 1_000_000, 0.01, redisfilter.WithWait(1, waitTimeout))
 	require.NoError(t, err)
 	master, err := rdb.MasterForKey(ctx, durable.Keys()[0])
