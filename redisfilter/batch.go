@@ -71,18 +71,7 @@ func (a *answers) found(vi int) bool {
 // answer per value to dst: whether the value changed a bit, or whether it
 // might be in the filter. On error it returns dst unchanged.
 func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool, error) {
-	return c.runHashes(ctx, b, len(vs), func(idx []int64, from, to int) []int64 {
-		for _, v := range vs[from:to] {
-			h1, h2 := strategy.Sum128(c.funnel, v)
-			idx = c.strategy.AppendIndexes(idx, h1, h2, c.k, c.bitSize)
-		}
-		return idx
-	}, dst)
-}
-
-// runHashes does what run does, for n values whose bits indexes appends to
-// idx, k for each of the values from to to.
-func (c *core[T]) runHashes(ctx context.Context, b *batch, n int, indexes func(idx []int64, from, to int) []int64, dst []bool) ([]bool, error) {
+	n := len(vs)
 	n0 := len(dst)
 	a := answers{ngens: 1}
 	if b.windowed && !b.put {
@@ -94,7 +83,7 @@ func (c *core[T]) runHashes(ctx context.Context, b *batch, n int, indexes func(i
 	var unconfirmed error // the first write that WithWait could not confirm
 	for start := 0; start < n; start += perTrip {
 		trip := min(n, start+perTrip) - start
-		idx = indexes(idx[:0], start, start+trip)
+		idx = c.appendIndexes(idx[:0], vs[start:start+trip])
 		if b.put {
 			a.changed = resize(a.changed, trip)
 		} else {
@@ -140,6 +129,15 @@ func (c *core[T]) runHashes(ctx context.Context, b *batch, n int, indexes func(i
 		return dst[:n0], c.wrap(ctx, b.op, unconfirmed)
 	}
 	return dst, nil
+}
+
+// appendIndexes appends the k bit indexes of each value of vs to idx.
+func (c *core[T]) appendIndexes(idx []int64, vs []T) []int64 {
+	for _, v := range vs {
+		h1, h2 := strategy.Sum128(c.funnel, v)
+		idx = c.strategy.AppendIndexes(idx, h1, h2, c.k, c.bitSize)
+	}
+	return idx
 }
 
 // resize returns s with n elements, all false.

@@ -226,6 +226,46 @@ func TestScriptMerge(t *testing.T) {
 	}
 }
 
+// TestScriptPush checks push.lua: the bits it sets, that it logs only
+// those it changed, and that it sets nothing on a broken shard or for a bit
+// past the bitmap's end.
+func TestScriptPush(t *testing.T) {
+	rdb := sharedClient(t)
+	ctx := testContext(t)
+	bits := "\x80\x00\x00\x00\x00\x00\x00\x01"
+	keys := func(k scriptKeys) []string { return []string{k.cfg, k.bitmap, k.log, k.state} }
+	t.Run("sets", func(t *testing.T) {
+		k := shardOf(t, rdb, bits)
+		res, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(0, 9, 63, 9, 10), 4096)
+		require.NoError(t, err)
+		assert.EqualValues(t, 2, res, "bits 0 and 63 were set, and 9 is named twice")
+		assert.Equal(t, "\x80\x60\x00\x00\x00\x00\x00\x01", rdb.Get(ctx, k.bitmap).Val())
+		assert.Equal(t, offsets(9, 10), rdb.Get(ctx, k.log).Val(), "the log has the bits changed")
+		res, err = eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(10), 4096)
+		require.NoError(t, err)
+		assert.EqualValues(t, 0, res, "a push that changes nothing")
+		assert.Equal(t, offsets(9, 10), rdb.Get(ctx, k.log).Val(), "logs nothing")
+	})
+	t.Run("past the end", func(t *testing.T) {
+		k := shardOf(t, rdb, bits)
+		_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1, 64), 4096)
+		require.ErrorContains(t, err, "past the end")
+		assert.Equal(t, bits, rdb.Get(ctx, k.bitmap).Val(), "nothing is set")
+		assert.Zero(t, rdb.Exists(ctx, k.log, k.state).Val(), "nothing is logged")
+	})
+	for _, b := range breakers {
+		t.Run(b.name, func(t *testing.T) {
+			k := shardOf(t, rdb, bits)
+			require.NoError(t, b.apply(ctx, rdb, k))
+			before := rdb.Dump(ctx, k.bitmap).Val()
+			_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1), 4096)
+			assertFails(t, err, b.sentinel, "push")
+			assert.Equal(t, before, rdb.Dump(ctx, k.bitmap).Val(), "the bitmap is unchanged")
+			assert.Zero(t, rdb.Exists(ctx, k.log, k.state).Val(), "nothing is logged")
+		})
+	}
+}
+
 func TestScriptInspect(t *testing.T) {
 	rdb := sharedClient(t)
 	ctx := testContext(t)

@@ -31,6 +31,7 @@ var (
 	claimScript   = loadScript("claim", "lib")
 	createScript  = loadScript("create", "log")
 	changesScript = loadScript("changes", "lib")
+	pushScript    = loadScript("push", "lib", "log")
 )
 
 // A script is one of lua/, as it is sent to Redis.

@@ -1,9 +1,11 @@
 package redisfilter
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,7 +16,21 @@ import (
 var allScripts = map[string]script{
 	"guard": guardScript, "unguard": unguardScript, "read": readScript,
 	"merge": mergeScript, "inspect": inspectScript, "claim": claimScript,
-	"create": createScript, "changes": changesScript,
+	"create": createScript, "changes": changesScript, "push": pushScript,
+}
+
+// TestScriptsAll checks that allScripts, which the other tests walk, has
+// every script of lua/ but the libraries.
+func TestScriptsAll(t *testing.T) {
+	entries, err := luaFiles.ReadDir("lua")
+	require.NoError(t, err)
+	var files []string
+	for _, e := range entries {
+		if name := strings.TrimSuffix(e.Name(), ".lua"); name != "lib" && name != "log" {
+			files = append(files, name)
+		}
+	}
+	assert.ElementsMatch(t, files, slices.Collect(maps.Keys(allScripts)))
 }
 
 func TestScriptText(t *testing.T) {
@@ -45,7 +61,7 @@ func TestScriptCodes(t *testing.T) {
 		}
 	}
 	used := make(map[string]bool)
-	for _, name := range []string{"lib", "log", "guard", "unguard", "read", "merge", "inspect", "claim", "create", "changes"} {
+	for _, name := range append([]string{"lib", "log"}, slices.Collect(maps.Keys(allScripts))...) {
 		for _, m := range regexp.MustCompile(`problem\('([A-Z]+)'`).FindAllStringSubmatch(luaSource(name), -1) {
 			assert.True(t, known[m[1]], "%s.lua reports %s, which errors.go does not know", name, m[1])
 			used[m[1]] = true

@@ -1,10 +1,12 @@
 package redisfilter
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -101,21 +103,56 @@ func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 	if len(h.pending) == 0 {
 		return nil
 	}
-	c := &h.remote.c
-	hs := h.pending
-	_, err := c.runHashes(ctx, &batch{op: "sync", put: true}, len(hs), func(idx []int64, from, to int) []int64 {
-		for _, x := range hs[from:to] {
-			idx = c.strategy.AppendIndexes(idx, x[0], x[1], c.k, c.bitSize)
-		}
-		return idx
-	}, nil)
+	err := h.remote.c.pushHashes(ctx, h.pending)
 	if err == nil || errors.Is(err, ErrNotReplicated) {
 		// The bits are set, if not confirmed; a failover that loses
 		// them changes the server's history, and the Hybrid pushes all.
-		st.Pushed = len(hs)
+		st.Pushed = len(h.pending)
 		h.pending = h.pending[:0]
 	}
 	return err
+}
+
+// pushHashes sets the bits of the values whose hashes are hs, with
+// push.lua, which is sent a bit's offset in 4 bytes rather than a
+// BITFIELD's 40 or so, in calls of at most maxBitsPerCommand bits, and
+// logs only the bits that were not set.
+func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64) error {
+	var idx []int64
+	var bits []bit
+	var calls []call
+	var unconfirmed error // the first call that WithWait could not confirm
+	perTrip := max(1, maxBitsPerTrip/c.k)
+	for ; len(hs) > 0; hs = hs[min(len(hs), perTrip):] {
+		idx = idx[:0]
+		for _, h := range hs[:min(len(hs), perTrip)] {
+			idx = c.strategy.AppendIndexes(idx, h[0], h[1], c.k, c.bitSize)
+		}
+		bits = c.appendBits(bits[:0], 0, idx)
+		slices.SortFunc(bits, func(x, y bit) int {
+			return cmp.Or(cmp.Compare(x.shard, y.shard), cmp.Compare(x.off, y.off))
+		})
+		calls = calls[:0]
+		for from := 0; from < len(bits); {
+			to := from + 1
+			for to < len(bits) && to-from < maxBitsPerCommand && bits[to].shard == bits[from].shard {
+				to++
+			}
+			s := &c.shards[bits[from].shard]
+			keys := []string{s.cfgKey, s.key, s.logKey, s.logState}
+			calls = append(calls, call{s, keys, []any{c.cfg, s.nbytes(), logRecords(bits[from:to]), c.logBytes}})
+			from = to
+		}
+		for _, rep := range c.runScript(ctx, pushScript, write, calls) {
+			if errors.Is(rep.err, ErrNotReplicated) {
+				// The bits are set: the other calls are sent all the same.
+				unconfirmed = cmp.Or(unconfirmed, rep.err)
+			} else if rep.err != nil {
+				return c.wrap(ctx, "sync", rep.err)
+			}
+		}
+	}
+	return c.wrap(ctx, "sync", unconfirmed)
 }
 
 // rebuild opens the shared filter again as it is now, re-creating its

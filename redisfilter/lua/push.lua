@@ -1,0 +1,41 @@
+#!lua
+-- push.lua sets bits of a shard's bitmap for a Hybrid's Sync, with the
+-- shard's config checked in the same step, and appends to the shard's
+-- change log (see log.lua) those of them it changed. The bits come as the
+-- log's records, 4 bytes each: a Sync is paid for by the bytes it moves,
+-- and a BITFIELD names a bit in about 40. Bits that were set already are
+-- not logged: every write that set them logged them, so the fleet's
+-- Hybrids have them or read them.
+--
+-- KEYS[1]  the shard's config key
+-- KEYS[2]  the shard's bitmap
+-- KEYS[3]  the shard's change log
+-- KEYS[4]  its state
+-- ARGV[1]  the config the filter was opened with
+-- ARGV[2]  the bitmap's length in bytes
+-- ARGV[3]  the bits to set, as log records
+-- ARGV[4]  the most bytes the log holds
+-- Returns  the number of bits it changed
+local config_key, bitmap_key, log_key, state_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local config, nbytes, records, cap = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+
+local err = check_config(config_key, config)
+if err then return err end
+err = check_bitmap(bitmap_key, nbytes)
+if err then return err end
+-- All checked before any is set: a write refused is refused whole.
+local offsets = {}
+for i = 1, #records - 3, 4 do
+  offsets[#offsets + 1] = struct.unpack('>I4', records, i)
+  if offsets[#offsets] >= nbytes * 8 then
+    return redis.error_reply('ERR push.lua: bit ' .. offsets[#offsets] .. ' is past the end of ' .. bitmap_key)
+  end
+end
+local changed = {}
+for i, offset in ipairs(offsets) do
+  if redis.call('SETBIT', bitmap_key, offset, 1) == 0 then
+    changed[#changed + 1] = string.sub(records, 4 * i - 3, 4 * i)
+  end
+end
+append_log(log_key, state_key, table.concat(changed), cap)
+return #changed
