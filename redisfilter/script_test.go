@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -245,6 +246,22 @@ func TestScriptPush(t *testing.T) {
 		require.NoError(t, err)
 		assert.EqualValues(t, 0, res, "a push that changes nothing")
 		assert.Equal(t, offsets(9, 10), rdb.Get(ctx, k.log).Val(), "logs nothing")
+	})
+	t.Run("in groups", func(t *testing.T) {
+		// More bits than one BITFIELD of the script sets.
+		k := shardOf(t, rdb, strings.Repeat("\x00", 128))
+		var offs []uint32
+		for i := range uint32(600) {
+			offs = append(offs, (i*389)%1024)
+		}
+		res, err := eval(t, rdb, "push", keys(k), scriptConfig, 128, offsets(offs...), 1<<20)
+		require.NoError(t, err)
+		assert.EqualValues(t, 600, res)
+		for _, o := range offs {
+			require.EqualValues(t, 1, rdb.GetBit(ctx, k.bitmap, int64(o)).Val(), "bit %d", o)
+		}
+		assert.EqualValues(t, 600, rdb.BitCount(ctx, k.bitmap, nil).Val())
+		assert.Equal(t, offsets(offs...), rdb.Get(ctx, k.log).Val())
 	})
 	t.Run("past the end", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
