@@ -29,10 +29,10 @@ import (
 // its puts to the next one, so the bound grows by every for each failure in
 // a row; [Hybrid.LastSync] tells how fresh the local filter is.
 //
-// A Sync moves what changed, not the filter: it pushes the values put
-// locally since the last Sync, as a PutMany would, and pulls the bits set
-// since the last Sync from each shard's change log in Redis (see
-// [WithChangeLog]), 4 bytes a bit. It moves a whole shard only when it
+// A Sync moves what changed, not the filter: it pushes the bits of the
+// values put locally since the last Sync, and pulls the bits set since the
+// last Sync from each shard's change log in Redis (see [WithChangeLog]),
+// 4 bytes a bit each way. It moves a whole shard only when it
 // must: a shard whose log no longer holds what this Hybrid has not read
 // (the log was trimmed, or started again, or the shard re-created) is
 // pulled whole, and after the server of a shard changed its replication

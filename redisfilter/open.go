@@ -33,13 +33,6 @@ const (
 	pollInterval = 50 * time.Millisecond
 )
 
-// A found is what Open found of one shard with inspect.lua.
-type found struct {
-	cfg string // the config key's value, "" for none
-	n   int64  // the bitmap's length, or for a window the generations recorded
-	now int64  // the server's time, Unix ms
-}
-
 // A creation is what Open is to write.
 type creation struct {
 	cfg   string // the config of the filter
@@ -66,6 +59,17 @@ func (c *core[T]) open(ctx context.Context, s settings) error {
 			return err
 		}
 		create, err := c.decide(seen, legacy, s)
+		if errors.Is(err, ErrLost) {
+			var settled bool
+			seen, legacy, settled, err = c.inspectSettled(ctx)
+			if err != nil {
+				return err
+			}
+			if !settled && attempt < 10 {
+				continue // a creation began or ended while Open read it
+			}
+			create, err = c.decide(seen, legacy, s)
+		}
 		if errors.Is(err, errWait) {
 			select {
 			case <-ctx.Done():
@@ -91,37 +95,6 @@ func (c *core[T]) open(ctx context.Context, s settings) error {
 		c.cfg = create.cfg
 		return nil
 	}
-}
-
-// inspect returns what inspect.lua finds of each shard, and of {name#0}, the
-// first shard of a filter of several shards in the releases before this
-// one.
-func (c *core[T]) inspect(ctx context.Context) ([]found, found, error) {
-	data := "bitmap"
-	if c.windowed {
-		data = "generations"
-	}
-	legacy := &shard{key: "{" + c.name + "#0}", cfgKey: "{" + c.name + "#0}:config"}
-	calls := make([]call, len(c.shards), len(c.shards)+1)
-	for i := range c.shards {
-		s := &c.shards[i]
-		calls[i] = call{s, []string{s.cfgKey, s.dataKey(c.windowed)}, []any{data}}
-	}
-	calls = append(calls, call{legacy, []string{legacy.cfgKey, legacy.key}, []any{"bitmap"}})
-	seen := make([]found, len(calls))
-	for i, rep := range c.runScript(ctx, inspectScript, master, calls) {
-		res, ok := rep.val.([]any)
-		if rep.err == nil && (!ok || len(res) != 3) {
-			rep.err = fmt.Errorf("inspect.lua answered %v", rep.val)
-		}
-		if rep.err != nil {
-			return nil, found{}, c.wrap(ctx, "open", rep.err)
-		}
-		seen[i].cfg, _ = res[0].(string)
-		seen[i].n, _ = res[1].(int64)
-		seen[i].now, _ = res[2].(int64)
-	}
-	return seen[:len(c.shards)], seen[len(c.shards)], nil
 }
 
 // decide says, from what Open found, which config the filter is to have

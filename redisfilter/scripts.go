@@ -32,6 +32,7 @@ var (
 	createScript  = loadScript("create", "log")
 	changesScript = loadScript("changes", "lib")
 	pushScript    = loadScript("push", "lib", "log")
+	masterScript  = loadScript("master")
 )
 
 // A script is one of lua/, as it is sent to Redis.

@@ -75,11 +75,20 @@ func (c *core[T]) send(ctx context.Context, reqs []*request, rt route) {
 			cl.ReloadState(ctx)
 			reloaded = true
 		}
-		// go-redis sends reads to a replica if the client was created
-		// with ReadOnly.
-		r.err, r.res, r.replica = nil, nil, rt != write && cl.Options().ReadOnly
+		// go-redis sends a read to a replica if the client was created
+		// with ReadOnly, and picks the node for each command of it on its
+		// own: a read of several commands, whose checks must come from the
+		// node that answers its bits, goes to the masters instead, after
+		// lua/master.lua, which makes go-redis route it so.
+		toMasters := !r.tx && len(r.cmds) > 1 && cl.Options().ReadOnly
+		r.err, r.res, r.replica = nil, nil, rt != write && cl.Options().ReadOnly && !toMasters
 		cmds := make([]*redis.Cmd, len(r.cmds))
 		add := func(p redis.Pipeliner) error {
+			if toMasters {
+				route := []any{"EVAL", masterScript.text, 1, r.shard.key}
+				c.meter.send(route)
+				p.Do(ctx, route...)
+			}
 			for i, args := range r.cmds {
 				cmds[i] = p.Do(ctx, args...)
 			}
