@@ -44,7 +44,7 @@ func (e *env) build(fs *flagSet, args []string) int {
 	funnelName := fs.String("funnel", "string", "how a line becomes a key: `F` is one of\n"+funnelNames())
 	strategyName := fs.String("strategy", "mitz64", "`mitz64|mitz32`: Guava's strategy, MURMUR128_MITZ_64 (its default) or\nMURMUR128_MITZ_32")
 	legacyK := fs.Bool("legacy-k", false, "compute the number of hash functions as Guava 31.x and earlier do")
-	out := fs.String("o", "", "write the filter to `FILE`, replacing it only once the build succeeds\n(without -o: standard output)")
+	out := fs.String("o", "", "write the filter to `FILE`, replacing it only once the build succeeds\n(without -o, or -: standard output)")
 	skipBad := fs.Bool("skip-bad", false, "skip lines that are not keys of the funnel, and count them, instead of\nfailing")
 	force := fs.Bool("force", false, "write the filter even if its expected false-positive probability is\nmore than twice P, with a warning")
 	quiet := fs.Bool("q", false, "print no progress")

@@ -92,6 +92,9 @@ func TestConventions(t *testing.T) {
 		{[]string{"query", filter, "a", "-bogus"}, "", usageErr("query", "flag provided but not defined: -bogus")},
 		{[]string{"merge", filter, filter}, "", usageErr("merge", "-o OUT is required")},
 		{[]string{"merge", "-o", out, filter}, "", usageErr("merge", "merge needs at least two filters, A and B")},
+		{[]string{"inspect", "-max-bytes", "-1", filter}, "", usageErr("inspect", `invalid value "-1" for flag -max-bytes: -1 bytes is negative; 0 means no limit`)},
+		{[]string{"query", filter, "-max-bytes", "1k", "a"}, "", usageErr("query", `invalid value "1k" for flag -max-bytes: not a number of bytes`)},
+		{[]string{"merge", "-max-bytes", "-5", "-o", out, filter, filter}, "", usageErr("merge", `invalid value "-5" for flag -max-bytes: -5 bytes is negative; 0 means no limit`)},
 
 		// Flags after the other arguments are flags, and "--" ends them.
 		{[]string{"query", filter, "a", "b", "-q"}, "", want{exitOK, "stdout", nil}},
@@ -236,4 +239,40 @@ func mustNewStringFilter(t *testing.T, n int64, p float64) *bloom.Filter[string]
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestOutputDash checks that "-o -" is standard output, for build and
+// merge, as "-" is standard input, and never a file named "-".
+func TestOutputDash(t *testing.T) {
+	dir := t.TempDir()
+	keys := writeLines(t, dir, "keys.txt", []string{"a", "b"})
+	filter := filepath.Join(dir, "f.bloom")
+	mustRun(t, "", "build", "-p", "0.01", "-o", filter, keys)
+	built, err := os.ReadFile(filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := filepath.Join(dir, "m.bloom")
+	mustRun(t, "", "merge", "-o", merged, filter, filter)
+	mergedBytes, err := os.ReadFile(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want []byte
+	}{
+		{[]string{"build", "-p", "0.01", "-o", "-", keys}, built},
+		{[]string{"build", "-p", "0.01", "-n", "2", "-o", "-"}, built},
+		{[]string{"merge", "-o", "-", filter, filter}, mergedBytes},
+	} {
+		res := mitzbloom(t, "a\nb\n", c.args...)
+		if res.status != exitOK || res.stderr != "" || res.stdout != string(c.want) {
+			t.Errorf("mitzbloom %s: want exit status 0 and the %d bytes of the filter on standard output, got %v", strings.Join(c.args, " "), len(c.want), res)
+		}
+		if _, err := os.Stat("-"); !os.IsNotExist(err) {
+			os.Remove("-")
+			t.Errorf("mitzbloom %s wrote a file named -", strings.Join(c.args, " "))
+		}
+	}
 }

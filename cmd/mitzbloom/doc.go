@@ -16,7 +16,8 @@
 //
 // Flags may come before, between and after the other arguments; after "--"
 // every argument is a file, or a key. A file named "-" is standard input: the
-// keys of build, or a filter of inspect, query or merge.
+// keys of build, or a filter of inspect, query or merge; "-o -" is standard
+// output.
 //
 // Every output file is written to a temporary file beside it and renamed over
 // it once complete, so a command that fails leaves it as it was. A filter is
@@ -95,7 +96,7 @@
 //	  	(without -n: the number of lines of the INPUT files)
 //	-o FILE
 //	  	write the filter to FILE, replacing it only once the build succeeds
-//	  	(without -o: standard output)
+//	  	(without -o, or -: standard output)
 //	-p P
 //	  	the false-positive probability P once N keys are in, in (0, 1); required
 //	-q	print no progress
@@ -187,4 +188,5 @@
 //	  	read)
 //	-o OUT
 //	  	write the merged filter to OUT, replacing it only once the merge succeeds
+//	  	(-: standard output)
 package main

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -78,5 +79,26 @@ func (fs *flagSet) usageError(format string, args ...any) int {
 
 // maxBytesFlag defines -max-bytes on fs.
 func maxBytesFlag(fs *flagSet) *int64 {
-	return fs.Int64("max-bytes", 0, "refuse a file whose filters take more than `N` bytes, by their headers\nalone (0: no limit; a filter never takes much more memory than the bytes\nread)")
+	var limit byteLimit
+	fs.Var(&limit, "max-bytes", "refuse a file whose filters take more than `N` bytes, by their headers\nalone (0: no limit; a filter never takes much more memory than the bytes\nread)")
+	return (*int64)(&limit)
+}
+
+// byteLimit is the value of -max-bytes: a number of bytes, 0 for none.
+type byteLimit int64
+
+var _ flag.Value = (*byteLimit)(nil)
+
+func (l *byteLimit) String() string { return strconv.FormatInt(int64(*l), 10) }
+
+func (l *byteLimit) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return errors.New("not a number of bytes")
+	}
+	if n < 0 {
+		return fmt.Errorf("%d bytes is negative; 0 means no limit", n)
+	}
+	*l = byteLimit(n)
+	return nil
 }

@@ -20,7 +20,8 @@ reads, and which the Go package bloom reads and writes.
 const mainDoc = `
 Flags may come before, between and after the other arguments; after "--"
 every argument is a file, or a key. A file named "-" is standard input: the
-keys of build, or a filter of inspect, query or merge.
+keys of build, or a filter of inspect, query or merge; "-o -" is standard
+output.
 
 Every output file is written to a temporary file beside it and renamed over
 it once complete, so a command that fails leaves it as it was. A filter is

@@ -10,7 +10,7 @@ import (
 )
 
 func (e *env) merge(fs *flagSet, args []string) int {
-	out := fs.String("o", "", "write the merged filter to `OUT`, replacing it only once the merge succeeds")
+	out := fs.String("o", "", "write the merged filter to `OUT`, replacing it only once the merge succeeds\n(-: standard output)")
 	maxBytes := maxBytesFlag(fs)
 	files, stop, status := fs.parse(args)
 	if stop {
@@ -26,7 +26,7 @@ func (e *env) merge(fs *flagSet, args []string) int {
 	}
 	merged, err := e.mergeFiles(files, *maxBytes)
 	if err == nil {
-		err = writeAtomic(*out, merged)
+		err = e.writeOutput(*out, merged)
 	}
 	if err != nil {
 		return e.fail("merge", err)

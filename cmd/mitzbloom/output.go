@@ -66,9 +66,9 @@ func pathCause(err error) error {
 var errTerminal = errors.New("refusing to write a binary filter to a terminal; use -o FILE or redirect standard output")
 
 // writeOutput writes w to the file name, or to standard output if name is
-// empty.
+// empty or "-".
 func (e *env) writeOutput(name string, w io.WriterTo) error {
-	if name != "" {
+	if name != "" && name != "-" {
 		return writeAtomic(name, w)
 	}
 	if isTerminal(e.stdout) {

@@ -109,6 +109,28 @@ func TestMaxConnsShedsIdle(t *testing.T) {
 	assert.Equal(t, ConnStats{Max: 3, Active: 3, Idle: 3, Accepted: 6, Refused: 0, Shed: 3}, s)
 }
 
+// TestMaxConnsShedsPartialRequests fills the cap with connections that
+// sent part of a request's headers and then nothing, as slowloris does: the
+// server has no request of theirs yet, so they are idle, and a client with
+// a whole request takes the place of the one waiting longest.
+func TestMaxConnsShedsPartialRequests(t *testing.T) {
+	p := startProxyConns(t, Config{}, Timeouts{}, 2)
+	var slow []net.Conn
+	for i := range 2 {
+		c := p.dialIdle(t)
+		_, err := io.WriteString(c, "GET /stats HTTP/1.1\r\nHost: x\r\n")
+		require.NoError(t, err)
+		p.waitIdle(t, int64(i+1))
+		slow = append(slow, c)
+	}
+	c := p.dialIdle(t)
+	assert.Equal(t, http.StatusOK, getOn(t, c, bufio.NewReader(c), "/stats"))
+	assertClosed(t, slow[0], "the first partial request waited longest")
+	assertOpen(t, slow[1], "the second stays")
+	s := p.conns()
+	assert.Equal(t, ConnStats{Max: 2, Active: 2, Idle: 2, Accepted: 3, Refused: 0, Shed: 1}, s)
+}
+
 // TestMaxConnsRefusesBusy fills the cap with tunnels, which are never idle:
 // a new connection is refused at once with 503, and counted, until a tunnel
 // ends.

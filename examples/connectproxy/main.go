@@ -135,7 +135,17 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 		return flagError("fpp", err)
 	}
 	for _, f := range []struct{ name, addr string }{{"listen", *listen}, {"admin", *admin}} {
-		if _, _, err := net.SplitHostPort(f.addr); f.addr != "" && err != nil {
+		if f.addr == "" {
+			continue
+		}
+		_, port, err := net.SplitHostPort(f.addr)
+		if err == nil {
+			// A port may be a service name ("https"), which net.Listen
+			// looks up: an unknown one is a mistake in the command
+			// line, as an out-of-range number is.
+			_, err = net.LookupPort("tcp", port)
+		}
+		if err != nil {
 			return flagError(f.name, err)
 		}
 	}

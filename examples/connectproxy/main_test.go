@@ -132,6 +132,8 @@ func TestRunArgumentsNameTheFlag(t *testing.T) {
 		{[]string{"-listen", "127.0.0.1:99999"}, "-listen: "},
 		{[]string{"-listen", "nowhere"}, "-listen: "},
 		{[]string{"-admin", "127.0.0.1"}, "-admin: "},
+		{[]string{"-admin", "127.0.0.1:nosuchservice"}, "-admin: lookup tcp/nosuchservice: unknown port"},
+		{[]string{"-listen", ":-1"}, "-listen: "},
 		{[]string{"-allow-ports", "80-"}, "-allow-ports: "},
 		{[]string{"-allow-hosts", "10.0.0.0/99"}, "-allow-hosts: "},
 		{[]string{"-allow-machine=maybe"}, `invalid boolean value "maybe" for -allow-machine`},
@@ -160,6 +162,7 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"-fpp", "2"}, 2, "connectproxy: -fpp: bloom: invalid argument: false positive probability (2.0) must be < 1.0\n"},
 		{[]string{"-max-conns", "x"}, 2, `invalid value "x" for flag -max-conns`},
 		{[]string{"-listen", "127.0.0.1:99999"}, 2, "connectproxy: -listen: "},
+		{[]string{"-admin", "127.0.0.1:nosuchservice"}, 2, "connectproxy: -admin: lookup tcp/nosuchservice: unknown port\n"},
 		{[]string{"-h"}, 0, "Usage of connectproxy"},
 		{[]string{"-listen", inUse.Addr().String()}, 1, "connectproxy: -listen: listen tcp " + inUse.Addr().String()},
 	} {

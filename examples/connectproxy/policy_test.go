@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -284,4 +287,100 @@ func TestRefusalsEverySpelling(t *testing.T) {
 	}
 	assert.Zero(t, p.dials.Load(), "refused destinations are not dialled")
 	t.Logf("%d targets refused: %v", n, want)
+}
+
+// TestRefusalsResolvedSpellings is TestRefusalsEverySpelling for addresses
+// that a name resolves to: a resolver may answer with any spelling, zoned
+// ones among them, and each is judged in canonical form, so every refused
+// entry's addresses are refused, as its reason, in every spelling. Nothing
+// is dialled.
+func TestRefusalsResolvedSpellings(t *testing.T) {
+	resolver := fakeResolver{}
+	want := map[string]refusal{}
+	for _, s := range specials {
+		for _, a := range ownSamples(s) {
+			why := wantRefusal(t, s, a)
+			if why == refusalNone {
+				continue
+			}
+			for _, sp := range spellings(a) {
+				name := fmt.Sprintf("h%d.test", len(want))
+				resolver[name] = []netip.Addr{sp}
+				want[name] = why
+			}
+		}
+	}
+	p := startProxy(t, Config{
+		Policy:     mustPolicy(t, "443", ""),
+		Resolver:   resolver,
+		LocalAddrs: func() ([]netip.Prefix, error) { return nil, nil },
+	})
+	counts := map[string]int64{}
+	zoned := 0
+	for name, why := range want {
+		status, body := p.statusOf(t, name+":443")
+		assert.Equal(t, http.StatusForbidden, status, "%s: %v", name, resolver[name])
+		assert.Equal(t, "destination address not allowed\n", body, name)
+		counts[why.String()]++
+		if resolver[name][0].Zone() != "" {
+			zoned++
+		}
+	}
+	s := p.Stats()
+	for reason, count := range counts {
+		assert.Equal(t, count, s.Rejected[reason], reason)
+	}
+	assert.Positive(t, zoned)
+	assert.Zero(t, p.dials.Load(), "refused destinations are not dialled")
+	t.Logf("%d names refused, %d of them resolving to a zoned address: %v", len(want), zoned, counts)
+}
+
+// TestResolvedZones checks that a zone on a resolved address neither
+// opens the policy nor hides this machine's addresses, and that an allowed
+// address is dialled in canonical form, without its zone.
+func TestResolvedZones(t *testing.T) {
+	echo := echoServer(t)
+	_, port, _ := net.SplitHostPort(echo)
+	m := newFakeMachine("9.9.9.9/32", "fe80::9/128", "2620:fe::9/128")
+	var dialled []string
+	var mu sync.Mutex
+	p := startProxy(t, Config{
+		Policy: mustPolicy(t, "443,"+port, "127.0.0.1/32,fe80::/10,2620:fe::/32"),
+		Resolver: fakeResolver{
+			"mine4.test":  addrs("::ffff:9.9.9.9%eth0"),
+			"mine6.test":  addrs("2620:fe::9%eth0"),
+			"link.test":   addrs("fe80::9%eth0"),
+			"nat64.test":  addrs("64:ff9b::909:909%eth0"),
+			"loop.test":   addrs("::ffff:127.0.0.1%lo"),
+			"mapped.test": addrs("::ffff:10.0.0.1%1"),
+		},
+		LocalAddrs: m.list,
+		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+			mu.Lock()
+			dialled = append(dialled, address)
+			mu.Unlock()
+			return (&net.Dialer{}).DialContext(ctx, network, address)
+		},
+	})
+	for _, c := range []struct{ target, reason string }{
+		{"mine4.test:443", "this_machine"},
+		{"mine6.test:443", "this_machine"},
+		{"link.test:443", "this_machine"},  // allowed by fe80::/10, but this machine's
+		{"nat64.test:443", "this_machine"}, // a translator forwards it to 9.9.9.9
+		{"mapped.test:443", "private"},
+	} {
+		before := p.Stats().Rejected[c.reason]
+		status, _ := p.statusOf(t, c.target)
+		assert.Equal(t, http.StatusForbidden, status, c.target)
+		assert.Equal(t, before+1, p.Stats().Rejected[c.reason], c.target)
+	}
+	assert.Zero(t, p.dials.Load())
+
+	// Allowed, and not this machine's by the fake list: dialled as
+	// 127.0.0.1, the zone and the mapping gone.
+	conn, _ := p.openTunnel(t, "loop.test:"+port)
+	conn.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"127.0.0.1:" + port}, dialled)
 }
