@@ -84,9 +84,10 @@ func WithAdopt() Option {
 // be a positive multiple of 8 and at most 512 MiB, Redis's limit for a
 // string; an n at least the filter's size keeps it in one string. Without
 // it a filter of up to 16 MiB is one string, and a larger one is sharded in
-// shards of 16 MiB, which Redis creates in 10 to 20 ms each; smaller shards
-// hold it for less as Open creates them, about a millisecond per MiB, for
-// more work per batch, which touches more shards. The shard size
+// shards of 16 MiB, which Redis creates in 10 to 20 ms each, or up to 60 ms
+// where the kernel maps fresh memory slowly; smaller shards hold it for
+// less as Open creates them, in proportion to their size, for more work per
+// batch, which touches more shards. The shard size
 // is part of the filter's parameters: every process must open it with the
 // same.
 func WithShardBytes(n int64) Option {
