@@ -260,6 +260,31 @@ func TestRefusalsEverySpelling(t *testing.T) {
 	})
 	want := map[string]int64{}
 	n := 0
+	eachRefusedSpelling(t, func(sp netip.Addr, why refusal) {
+		target := netip.AddrPortFrom(sp, 443).String()
+		status, body := p.statusOf(t, strings.ReplaceAll(target, "%", "%25"))
+		if sp.Zone() != "" {
+			assert.Equal(t, http.StatusBadRequest, status, target)
+			want["bad_request"]++
+		} else {
+			assert.Equal(t, http.StatusForbidden, status, target)
+			assert.Equal(t, "destination address not allowed\n", body, target)
+			want[why.String()]++
+		}
+		n++
+	})
+	s := p.Stats()
+	for reason, count := range want {
+		assert.Equal(t, count, s.Rejected[reason], reason)
+	}
+	assert.Zero(t, p.dials.Load(), "refused destinations are not dialled")
+	t.Logf("%d targets refused: %v", n, want)
+}
+
+// eachRefusedSpelling calls f with every spelling of every sample address
+// of every special-purpose entry that the policy refuses, and the reason.
+func eachRefusedSpelling(t *testing.T, f func(sp netip.Addr, why refusal)) {
+	t.Helper()
 	for _, s := range specials {
 		for _, a := range ownSamples(s) {
 			why := wantRefusal(t, s, a)
@@ -267,26 +292,10 @@ func TestRefusalsEverySpelling(t *testing.T) {
 				continue
 			}
 			for _, sp := range spellings(a) {
-				target := netip.AddrPortFrom(sp, 443).String()
-				status, body := p.statusOf(t, strings.ReplaceAll(target, "%", "%25"))
-				if sp.Zone() != "" {
-					assert.Equal(t, http.StatusBadRequest, status, target)
-					want["bad_request"]++
-				} else {
-					assert.Equal(t, http.StatusForbidden, status, target)
-					assert.Equal(t, "destination address not allowed\n", body, target)
-					want[why.String()]++
-				}
-				n++
+				f(sp, why)
 			}
 		}
 	}
-	s := p.Stats()
-	for reason, count := range want {
-		assert.Equal(t, count, s.Rejected[reason], reason)
-	}
-	assert.Zero(t, p.dials.Load(), "refused destinations are not dialled")
-	t.Logf("%d targets refused: %v", n, want)
 }
 
 // TestRefusalsResolvedSpellings is TestRefusalsEverySpelling for addresses
@@ -297,19 +306,11 @@ func TestRefusalsEverySpelling(t *testing.T) {
 func TestRefusalsResolvedSpellings(t *testing.T) {
 	resolver := fakeResolver{}
 	want := map[string]refusal{}
-	for _, s := range specials {
-		for _, a := range ownSamples(s) {
-			why := wantRefusal(t, s, a)
-			if why == refusalNone {
-				continue
-			}
-			for _, sp := range spellings(a) {
-				name := fmt.Sprintf("h%d.test", len(want))
-				resolver[name] = []netip.Addr{sp}
-				want[name] = why
-			}
-		}
-	}
+	eachRefusedSpelling(t, func(sp netip.Addr, why refusal) {
+		name := fmt.Sprintf("h%d.test", len(want))
+		resolver[name] = []netip.Addr{sp}
+		want[name] = why
+	})
 	p := startProxy(t, Config{
 		Policy:     mustPolicy(t, "443", ""),
 		Resolver:   resolver,
