@@ -88,6 +88,10 @@ func report(n int64, key string, cases []bench.LimitCase, count int) {
 		case bench.HashCase:
 			fmt.Printf("| %s | %s | %s | %.1f | | | | | |\n", name, key, c.Name, t)
 			continue
+		case bench.HashChainedCase:
+			fmt.Printf("| %s | %s | %s | %.1f | | | | | |\n", name, key, c.Name, t)
+			fmt.Printf("| %s | %s | the filter's bits (huge pages: %s) | | | | | | |\n", name, key, share(bench.FilterHugePageShare()))
+			continue
 		case bench.DependentLoadsCase, bench.IndependentLoadsCase, bench.GroupLoadsCase:
 			fmt.Printf("| %s | %s | %s (huge pages: %s) | %.1f | | | | | |\n", name, key, c.Name, share(huge), t)
 			continue
