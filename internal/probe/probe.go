@@ -87,9 +87,10 @@ func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 // answer before, each of which waits for its loads: a present value's took
 // 231 ns where k random loads issued together took 228 and one dependent
 // load 199 (2-vCPU AMD EPYC Zen 5 guest, medians of 8). Nothing is left to
-// overlap, and every other order it compares, in the same run, is slower
-// for present values and much slower for absent ones, which are most of
-// what a filter answers (ns, chained and independent lookups):
+// overlap: every other order it compares, in the same run, is slower for a
+// present value's chained lookup, and those that prefetch or load all k
+// words are much slower for absent values, which are most of what a
+// filter answers (ns, chained and independent lookups):
 //
 //	                              present    absent     half and half
 //	pairs (this loop)             231  185   131  123   246  160
@@ -101,7 +102,7 @@ func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 // A prefetch makes an absent value's lookup wait for k lines where it
 // needs about two, and holds miss buffers that the next lookups would use.
 // Testing the bits after the first pair without branches made absent
-// values faster, but a mix of values 15% faster or 40% slower from run
+// values faster, but a mix of values 12% faster or 40% slower from run
 // to run. MightContainMany prefetches.
 func mightContain(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	i := 0

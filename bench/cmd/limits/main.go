@@ -5,7 +5,7 @@
 // random loads: the throughput of misses), then mitzbloom's operations, and
 // prints each operation's time per key over the limit it should approach:
 //
-//	go -C bench run ./cmd/limits                       # 1e6, 1e7, 1e8; about 10 minutes
+//	go -C bench run ./cmd/limits                       # 1e6, 1e7, 1e8; about 12 minutes
 //	go -C bench run ./cmd/limits -sizes 1e8 -count 5
 //
 // A batch operation is compared with as many independent loads as the
