@@ -110,20 +110,22 @@ func (m *LimitMemory) BenchIndependentLoads(b *testing.B) {
 // BenchDependentGroups times groups of k random loads that wait for each
 // other within no group, each group waiting for the one before: the
 // addresses of a group come from the sum of the words the group before
-// loaded. ns/op is the latency of k misses in flight together, which is
-// what a single lookup of a present key waits for at best.
+// loaded and from the group's number, so that no two groups share an
+// address even when those words are zero, as most of m's are. ns/op is the
+// latency of k misses in flight together, which is what a single lookup of
+// a present key waits for at best.
 func (m *LimitMemory) BenchDependentGroups(b *testing.B, k int) {
 	w := m.words
 	n := uint64(len(w))
 	x := uint64(0)
 	b.ResetTimer()
-	for range b.N {
+	for g := range uint64(b.N) {
 		var acc uint64
 		for j := range uint64(k) {
-			i, _ := bits.Mul64(splitmix.Mix(x+j), n)
+			i, _ := bits.Mul64(splitmix.Mix(x+g*uint64(k)+j), n)
 			acc += atomic.LoadUint64(&w[i])
 		}
-		x += acc | 1
+		x += acc
 	}
 	runtime.KeepAlive(x)
 }
@@ -132,8 +134,14 @@ func (m *LimitMemory) BenchDependentGroups(b *testing.B, k int) {
 // transparent huge pages, from /proc/self/smaps, or -1 where that cannot be
 // read.
 func (m *LimitMemory) HugePageShare() float64 {
-	lo := uintptr(unsafe.Pointer(&m.words[0]))
-	hi := lo + uintptr(len(m.words))*8
+	return hugePageShare(uintptr(unsafe.Pointer(&m.words[0])), len(m.words))
+}
+
+// hugePageShare returns the share of the words words from address lo that
+// the kernel backs with transparent huge pages, or -1 where that cannot be
+// read.
+func hugePageShare(lo uintptr, words int) float64 {
+	hi := lo + uintptr(words)*8
 	huge, ok := hugeBytes(lo, hi)
 	if !ok {
 		return -1

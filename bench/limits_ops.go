@@ -10,6 +10,8 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/bitarray"
+	"github.com/mitzbloom/mitzbloom/internal/filterbits"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -44,6 +46,9 @@ const (
 	IndependentLoadsCase = "limit/independent-load"
 	// HashCase is the hashing of a key alone, which every operation pays.
 	HashCase = "hash"
+	// HashChainedCase is the hashing of a key chosen by the hash before:
+	// the latency of the hash, which a single lookup waits for.
+	HashChainedCase = "hash/chained"
 	// GroupLoadsCase is k loads in flight together, each group waiting
 	// for the one before.
 	GroupLoadsCase = "limit/dependent-k-loads"
@@ -72,19 +77,22 @@ var limitCache struct {
 	n   int64
 	mem *LimitMemory
 	fix any // *limitFixture[K]
+	// filter is the bit array of the fixture's filter, whose huge pages
+	// the report shows beside the limit memory's.
+	filter *bitarray.Array
 }
 
 // ReleaseLimitFixtures drops the memory and filters the limit cases made.
 func ReleaseLimitFixtures() {
 	limitCache.Lock()
 	defer limitCache.Unlock()
-	limitCache.mem, limitCache.fix, limitCache.key, limitCache.n = nil, nil, "", 0
+	limitCache.mem, limitCache.fix, limitCache.filter, limitCache.key, limitCache.n = nil, nil, nil, "", 0
 	runtime.GC()
 }
 
 func limitClaim(key string, n int64) {
 	if limitCache.key != key || limitCache.n != n {
-		limitCache.mem, limitCache.fix = nil, nil
+		limitCache.mem, limitCache.fix, limitCache.filter = nil, nil, nil
 		runtime.GC()
 		limitCache.key, limitCache.n = key, n
 	}
@@ -100,6 +108,18 @@ func LimitHugePageShare() float64 {
 		return -1
 	}
 	return limitCache.mem.HugePageShare()
+}
+
+// FilterHugePageShare returns the share of the bits of the filter the
+// single and batch lookups probe, as last made, that the kernel backs with
+// huge pages, or -1 if it is not known.
+func FilterHugePageShare() float64 {
+	limitCache.Lock()
+	defer limitCache.Unlock()
+	if limitCache.filter == nil {
+		return -1
+	}
+	return hugePageShare(limitCache.filter.Addr(), limitCache.filter.WordCount())
 }
 
 func limitMemory(b *testing.B, key string, n int64) *LimitMemory {
@@ -128,6 +148,7 @@ func limitFixtureOf[K any](b *testing.B, key string, n int64, f funnel.Funnel[K]
 		b.Fatal(err)
 	}
 	limitCache.fix = fx
+	limitCache.filter = filterbits.Of(fx.filter)
 	return fx
 }
 
@@ -379,6 +400,21 @@ func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint6
 				}
 			}
 			runtime.KeepAlive(acc)
+		}},
+		{Name: HashChainedCase, Run: func(b *testing.B) {
+			fx := get(b)
+			h := strategy.HasherFor(f)
+			t := 0
+			b.ResetTimer()
+			for range b.N {
+				h1, h2 := h.Sum128(fx.present[t])
+				// The next key, or the one after it, as benchChain picks.
+				t += 1 + int((h1^h2)&1)
+				if t >= len(fx.present) {
+					t -= len(fx.present)
+				}
+			}
+			runtime.KeepAlive(t)
 		}},
 		{Name: "MightContainMany/present", Target: 1.5, Lines: k, Run: func(b *testing.B) {
 			fx := get(b)

@@ -238,7 +238,20 @@ func (r *Rotating[T]) putHash(g *generations[T], h1, h2 uint64) bool {
 // next rotation, possibly much less than a window later, so if a rotation
 // happened meanwhile the value goes in again. That costs one more atomic
 // load, of a line every core holds shared.
+//
+// settle is small enough to inline, and the loop that puts again, which
+// runs only after a rotation, is a call of its own: with the loop inline
+// it was a call on every Put, which took Rotating.Put and PutMany 5 to 7%
+// longer at 1e4 keys.
 func (r *Rotating[T]) settle(g *generations[T], h1, h2 uint64) {
+	if r.gens.Load() != g {
+		r.putAgain(g, h1, h2)
+	}
+}
+
+// putAgain puts the hash in the current generation until none replaced
+// the one it was put in, g first; see settle.
+func (r *Rotating[T]) putAgain(g *generations[T], h1, h2 uint64) {
 	for {
 		now := r.gens.Load()
 		if now == g {

@@ -21,6 +21,7 @@ package bitarray
 import (
 	"math/bits"
 	"sync/atomic"
+	"unsafe"
 )
 
 // MaxWords is the largest number of words an Array may have: Guava's
@@ -45,20 +46,20 @@ func New(words int) *Array {
 }
 
 // MakeWords returns words zero words allocated as New allocates an array's:
-// from the Go heap, advised for huge pages before anything writes to them.
-// It is for measurements that must see the memory a filter sees.
+// from the Go heap, on huge pages where the kernel provides them (see
+// adviseHugePages). It is for measurements that must see the memory a
+// filter sees.
 func MakeWords(words int) []uint64 {
 	w := make([]uint64, words)
-	adviseHugePages(w)
+	_ = adviseHugePages(w)
 	return w
 }
 
-// newArray wraps words. It advises huge pages, as MakeWords does: for a
-// new array before anything writes to it, when fresh pages are then
-// faulted in as huge pages, and for words decoded from a stream, which the
-// kernel may then collapse into huge pages.
+// newArray wraps words, moved onto huge pages as MakeWords's are: words
+// decoded from a stream or copied have been written already, in base
+// pages.
 func newArray(words []uint64) *Array {
-	adviseHugePages(words)
+	_ = adviseHugePages(words)
 	return wrap(words)
 }
 
@@ -102,6 +103,10 @@ func reduce(x, d, recip uint64) uint64 {
 
 // WordCount returns the number of 64-bit words in a.
 func (a *Array) WordCount() int { return len(a.words) }
+
+// Addr returns the address of a's first word, for measurements of the
+// memory under a, such as the share of it on huge pages.
+func (a *Array) Addr() uintptr { return uintptr(unsafe.Pointer(&a.words[0])) }
 
 // Get reports whether bit i is set.
 func (a *Array) Get(i uint64) bool { return a.Bit(i) != 0 }

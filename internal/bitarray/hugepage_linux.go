@@ -5,6 +5,10 @@ import (
 	"unsafe"
 )
 
+// madvCollapse is Linux's MADV_COLLAPSE (6.1 and later), which package
+// syscall does not name.
+const madvCollapse = 25
+
 // hugePageSize is the size of a transparent huge page on the platforms Go
 // supports (x86-64 and arm64 with 4 KiB base pages).
 const hugePageSize = 2 << 20
@@ -15,17 +19,33 @@ const hugePageSize = 2 << 20
 // more than the cache miss itself. With 2 MiB pages the TLB covers 512 times
 // more of the filter. The advice changes no data and is ignored where the
 // kernel has huge pages off; only the 2 MiB-aligned interior is advised.
-func adviseHugePages(words []uint64) {
+//
+// The advice covers only pages faulted in after it, and memory that the Go
+// heap hands out again has been faulted in already, in 4 KiB pages, by make
+// zeroing it (as have words decoded from a stream or copied). In bench's
+// limits report, a filter of 1e8 keys made after other work had none of its
+// 114 MiB on huge pages, and MADV_COLLAPSE, which moves the pages already
+// there onto huge pages at once, put 98% of it there: a lookup of a present
+// key went from 300 ns to 247, of an absent one from 203 to 168 (medians
+// of 6 runs of each, alternated, on a 2-vCPU AMD EPYC Zen 5 guest). It took
+// about 25 ms for those 114 MiB, half the time make takes to zero them,
+// and skips the ranges nothing has touched yet. Kernels before 6.1 reject
+// it; the kernel's background collapsing is then all there is.
+//
+// It returns MADV_COLLAPSE's error, for tests: callers have nothing to do
+// about it.
+func adviseHugePages(words []uint64) error {
 	if len(words)*8 < 2*hugePageSize {
-		return
+		return nil
 	}
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
 	start := uintptr(unsafe.Pointer(&b[0]))
 	lo := (hugePageSize - start%hugePageSize) % hugePageSize
 	hi := uintptr(len(b)) - (start+uintptr(len(b)))%hugePageSize
 	if hi <= lo {
-		return
+		return nil
 	}
 	b = b[lo:hi]
 	_ = syscall.Madvise(b, syscall.MADV_HUGEPAGE)
+	return syscall.Madvise(b, madvCollapse)
 }

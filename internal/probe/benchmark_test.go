@@ -1,10 +1,13 @@
 package probe
 
 import (
+	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 )
@@ -92,4 +95,170 @@ func BenchmarkBatch(b *testing.B) {
 			batches(b, fresh, size, func(hs []Hash, _ []bool) { p.PutMany(hs, bigK, big.bits) })
 		})
 	}
+}
+
+// BenchmarkSingle times single lookups on the 1e8-key array, chained (each
+// lookup's key chosen by the answer before, so that ns/op is the latency of
+// one lookup) and independent, for present, absent and mixed values, with
+// the ways of ordering a lookup's loads below side by side, and the limits
+// they approach over the same memory: one dependent load, and k loads
+// together.
+func BenchmarkSingle(b *testing.B) {
+	bigArray()
+	b.Run("limit=dependent-load", func(b *testing.B) {
+		n := uint64(big.bits.WordCount())
+		x := uint64(0)
+		i := uint64(0)
+		for b.Loop() {
+			w, _ := bits.Mul64((x^i)*0x9e3779b97f4a7c15, n)
+			x = big.bits.Word(int(w))
+			i++
+		}
+		runtime.KeepAlive(x)
+	})
+	b.Run("limit=k-loads", func(b *testing.B) {
+		n := uint64(big.bits.WordCount())
+		x := uint64(0)
+		i := uint64(0)
+		for b.Loop() {
+			var acc uint64
+			for j := range uint64(bigK) {
+				w, _ := bits.Mul64((x^(i*bigK+j))*0x9e3779b97f4a7c15, n)
+				acc += big.bits.Word(int(w))
+			}
+			x = acc
+			i++
+		}
+		runtime.KeepAlive(x)
+	})
+	mixed := make([]Hash, len(big.present))
+	for i := range mixed {
+		mixed[i] = big.present[i]
+		if i%2 == 1 {
+			mixed[i] = big.absent[i]
+		}
+	}
+	for i := range 1 << 12 {
+		for _, h := range []Hash{big.present[i], big.absent[i]} {
+			want := mightContain(false, h.H1, h.H2, bigK, big.bits)
+			for _, l := range singleLookups {
+				if l.f(h.H1, h.H2, bigK, big.bits) != want {
+					b.Fatalf("lookup %s disagrees with MightContain", l.name)
+				}
+			}
+		}
+	}
+	keys := map[string][]Hash{"present": big.present, "absent": big.absent, "mixed": mixed}
+	for _, name := range []string{"present", "absent", "mixed"} {
+		for _, l := range singleLookups {
+			f := l.f
+			b.Run("keys="+name+"/lookups=chained/lookup="+l.name, func(b *testing.B) {
+				hs := keys[name]
+				t := 0
+				for b.Loop() {
+					h := hs[t]
+					t += 1 + b2u(f(h.H1, h.H2, bigK, big.bits))
+					if t >= len(hs) {
+						t -= len(hs)
+					}
+				}
+			})
+			b.Run("keys="+name+"/lookups=independent/lookup="+l.name, func(b *testing.B) {
+				hs := keys[name]
+				t, found := 0, 0
+				for b.Loop() {
+					h := hs[t]
+					found += b2u(f(h.H1, h.H2, bigK, big.bits))
+					if t++; t == len(hs) {
+						t = 0
+					}
+				}
+				runtime.KeepAlive(found)
+			})
+		}
+	}
+}
+
+// b2u returns 1 for true and 0 for false as data, so that the next lookup
+// depends on the answer rather than on a predicted branch.
+func b2u(v bool) int { return int(*(*uint8)(unsafe.Pointer(&v))) }
+
+// singleLookups are the ways of ordering a MITZ_64 lookup's loads that
+// BenchmarkSingle compares, all with MightContain's answers.
+var singleLookups = []struct {
+	name string
+	f    func(h1, h2 uint64, k int, a *bitarray.Array) bool
+}{
+	// MightContain: pairs of probes, a branch after each pair.
+	{"pairs", func(h1, h2 uint64, k int, a *bitarray.Array) bool { return mightContain(false, h1, h2, k, a) }},
+	// All k words prefetched, then tested in pairs.
+	{"prefetch-all", func(h1, h2 uint64, k int, a *bitarray.Array) bool {
+		idx := indexes(h1, h2, k, a)
+		a.Prefetch(idx[:k])
+		return pairsOf(idx[:k], a)
+	}},
+	// The first pair's loads issued, the other k−2 words prefetched, then
+	// the pairs tested.
+	{"first-pair-then-prefetch", func(h1, h2 uint64, k int, a *bitarray.Array) bool {
+		idx := indexes(h1, h2, k, a)
+		first := a.Bit(idx[0]) & a.Bit(idx[1])
+		a.Prefetch(idx[2:k])
+		return first != 0 && pairsOf(idx[2:k], a)
+	}},
+	// Every bit loaded, one branch-free answer.
+	{"branch-free", func(h1, h2 uint64, k int, a *bitarray.Array) bool {
+		p := Mitz64{h1, h2}
+		all := uint64(1)
+		for i := range k {
+			all &= a.Bit(a.Reduce(p.Combined(i)))
+		}
+		return all != 0
+	}},
+	// The first pair behind a branch, the other k−2 bits without.
+	{"pair-then-branch-free", func(h1, h2 uint64, k int, a *bitarray.Array) bool {
+		p := Mitz64{h1, h2}
+		if a.Bit(a.Reduce(p.Combined(0)))&a.Bit(a.Reduce(p.Combined(1))) == 0 {
+			return false
+		}
+		all := uint64(1)
+		for i := 2; i < k; i++ {
+			all &= a.Bit(a.Reduce(p.Combined(i)))
+		}
+		return all != 0
+	}},
+	// Two pairs behind branches, the other k−4 bits without.
+	{"two-pairs-then-branch-free", func(h1, h2 uint64, k int, a *bitarray.Array) bool {
+		p := Mitz64{h1, h2}
+		for i := 0; i < 4; i += 2 {
+			if a.Bit(a.Reduce(p.Combined(i)))&a.Bit(a.Reduce(p.Combined(i+1))) == 0 {
+				return false
+			}
+		}
+		all := uint64(1)
+		for i := 4; i < k; i++ {
+			all &= a.Bit(a.Reduce(p.Combined(i)))
+		}
+		return all != 0
+	}},
+}
+
+// indexes returns the k bit indexes of the hash (h1, h2), k ≤ 16.
+func indexes(h1, h2 uint64, k int, a *bitarray.Array) [16]uint64 {
+	var idx [16]uint64
+	p := Mitz64{h1, h2}
+	for i := range idx[:k] {
+		idx[i] = a.Reduce(p.Combined(i))
+	}
+	return idx
+}
+
+// pairsOf tests the bits idx in pairs, as mightContain does.
+func pairsOf(idx []uint64, a *bitarray.Array) bool {
+	i := 0
+	for ; i+1 < len(idx); i += 2 {
+		if a.Bit(idx[i])&a.Bit(idx[i+1]) == 0 {
+			return false
+		}
+	}
+	return i == len(idx) || a.Get(idx[i])
 }

@@ -5,7 +5,7 @@
 // random loads: the throughput of misses), then mitzbloom's operations, and
 // prints each operation's time per key over the limit it should approach:
 //
-//	go -C bench run ./cmd/limits                       # 1e6, 1e7, 1e8; about 10 minutes
+//	go -C bench run ./cmd/limits                       # 1e6, 1e7, 1e8; about 12 minutes
 //	go -C bench run ./cmd/limits -sizes 1e8 -count 5
 //
 // A batch operation is compared with as many independent loads as the
@@ -87,6 +87,10 @@ func report(n int64, key string, cases []bench.LimitCase, count int) {
 		switch c.Name {
 		case bench.HashCase:
 			fmt.Printf("| %s | %s | %s | %.1f | | | | | |\n", name, key, c.Name, t)
+			continue
+		case bench.HashChainedCase:
+			fmt.Printf("| %s | %s | %s | %.1f | | | | | |\n", name, key, c.Name, t)
+			fmt.Printf("| %s | %s | the filter's bits (huge pages: %s) | | | | | | |\n", name, key, share(bench.FilterHugePageShare()))
 			continue
 		case bench.DependentLoadsCase, bench.IndependentLoadsCase, bench.GroupLoadsCase:
 			fmt.Printf("| %s | %s | %s (huge pages: %s) | %.1f | | | | | |\n", name, key, c.Name, share(huge), t)
