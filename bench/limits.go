@@ -1,12 +1,8 @@
 package bench
 
 import (
-	"bufio"
-	"fmt"
 	"math/bits"
-	"os"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"unsafe"
@@ -142,43 +138,9 @@ func (m *LimitMemory) HugePageShare() float64 {
 // read.
 func hugePageShare(lo uintptr, words int) float64 {
 	hi := lo + uintptr(words)*8
-	huge, ok := hugeBytes(lo, hi)
+	huge, ok := bitarray.HugePageBytes(lo, hi)
 	if !ok {
 		return -1
 	}
 	return float64(huge) / float64(hi-lo)
-}
-
-// hugeBytes returns the AnonHugePages of the mappings overlapping [lo, hi),
-// each prorated to the part of it inside [lo, hi): smaps tells how much of a
-// mapping is huge, not where.
-func hugeBytes(lo, hi uintptr) (int64, bool) {
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	var total int64
-	var from, to uintptr
-	inside := false
-	for s := bufio.NewScanner(f); s.Scan(); {
-		line := s.Text()
-		// A field such as "AnonHugePages:" scans as one hex number, A.
-		var a, b uintptr
-		if n, _ := fmt.Sscanf(line, "%x-%x ", &a, &b); n == 2 {
-			from, to = a, b
-			inside = from < hi && lo < to
-			continue
-		}
-		if !inside || !strings.HasPrefix(line, "AnonHugePages:") {
-			continue
-		}
-		var kb int64
-		if _, err := fmt.Sscanf(strings.TrimPrefix(line, "AnonHugePages:"), "%d", &kb); err != nil {
-			continue
-		}
-		overlap := min(hi, to) - max(lo, from)
-		total += kb << 10 * int64(overlap) / int64(to-from)
-	}
-	return total, true
 }

@@ -58,7 +58,11 @@ func TestHugePagesOfWrittenMemory(t *testing.T) {
 	lo := uintptr(unsafe.Pointer(&w[0]))
 	hi := lo + uintptr(len(w))*8
 	// The 2 MiB-aligned interior holds at least 3 of the 4 huge pages.
-	if huge := anonHugeBytes(t, lo, hi); huge < 3*hugePageSize {
+	huge, ok := HugePageBytes(lo, hi)
+	if !ok {
+		t.Skip("no /proc/self/smaps to check")
+	}
+	if huge < 3*hugePageSize {
 		t.Errorf("%d KiB of 8 MiB on huge pages after MADV_COLLAPSE; want at least 6 MiB", huge>>10)
 	}
 	for i := range w {
@@ -66,32 +70,4 @@ func TestHugePagesOfWrittenMemory(t *testing.T) {
 			t.Fatalf("word %d changed to %d", i, w[i])
 		}
 	}
-}
-
-// anonHugeBytes returns the AnonHugePages of the mappings overlapping
-// [lo, hi), each prorated to the part of it inside [lo, hi).
-func anonHugeBytes(t *testing.T, lo, hi uintptr) int64 {
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Skipf("no smaps to check: %v", err)
-	}
-	defer f.Close()
-	var total int64
-	var from, to uintptr
-	inside := false
-	for s := bufio.NewScanner(f); s.Scan(); {
-		line := s.Text()
-		var a, b uintptr
-		if n, _ := fmt.Sscanf(line, "%x-%x ", &a, &b); n == 2 {
-			from, to, inside = a, b, a < hi && lo < b
-			continue
-		}
-		var kb int64
-		if inside && strings.HasPrefix(line, "AnonHugePages:") {
-			if _, err := fmt.Sscanf(strings.TrimPrefix(line, "AnonHugePages:"), "%d", &kb); err == nil {
-				total += kb << 10 * int64(min(hi, to)-max(lo, from)) / int64(to-from)
-			}
-		}
-	}
-	return total
 }
