@@ -52,11 +52,11 @@
 // that masters serving equal ranges of slots, as redis-cli --cluster create
 // and rebalance leave them, hold equal numbers of shards (±1). Without
 // WithShardBytes, shards are of 16 MiB, which Redis creates in 10 to 20 ms
-// each where mapping fresh memory is fast, and in up to 60 ms on VMs where it
-// is slow (see the operator's guide); a filter can have up to Guava's
-// 2³¹−1 words (16 GiB). The values of
-// [Filter.Keys], concatenated, are Guava's words, and [Filter.Snapshot]
-// returns the same filter as an unsharded one with the same puts.
+// each where mapping fresh memory is fast, and in up to 60 ms on VMs where
+// it is slow (see the operator's guide); a filter can have up to Guava's
+// 2³¹−1 words (16 GiB). The values of [Filter.Keys], concatenated, are
+// Guava's words, and [Filter.Snapshot] returns the same filter as an
+// unsharded one with the same puts.
 //
 // # Scripts and transactions
 //

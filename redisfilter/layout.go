@@ -20,9 +20,10 @@ const (
 	// whole string at 0.6 to 1.2 ms per MiB where the kernel maps fresh
 	// pages fast, so a shard of 16 MiB is created in 10 to 20 ms, within
 	// the 20 ms Redis may be held by one command where it has a core to
-	// itself; on a VM that takes 11 µs a page (2.8 ms per MiB), 45 ms. Growing a string in steps
-	// holds Redis no shorter: it copies the string when it moves it
-	// (BenchmarkBigFilterStall took 47 ms for one step of 2 MiB).
+	// itself; on a VM that takes 11 µs a page (2.8 ms per MiB), in 45 ms.
+	// Growing a string in steps holds Redis no shorter: it copies the
+	// string when it moves it (BenchmarkBigFilterStall took 47 ms for one
+	// step of 2 MiB).
 	// Smaller shards cost more per batch: a batch of 256 values took 8 µs
 	// of server time a value in one shard of 23 MB, and 12 µs in 23.
 	defaultShardBytes = 16 << 20

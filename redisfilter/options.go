@@ -87,9 +87,8 @@ func WithAdopt() Option {
 // shards of 16 MiB, which Redis creates in 10 to 20 ms each, or up to 60 ms
 // where the kernel maps fresh memory slowly; smaller shards hold it for
 // less as Open creates them, in proportion to their size, for more work per
-// batch, which touches more shards. The shard size
-// is part of the filter's parameters: every process must open it with the
-// same.
+// batch, which touches more shards. The shard size is part of the filter's
+// parameters: every process must open it with the same.
 func WithShardBytes(n int64) Option {
 	return own("WithShardBytes", func(s *settings) { s.shardBytes = n })
 }
