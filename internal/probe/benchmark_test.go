@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
@@ -262,3 +263,61 @@ func pairsOf(idx []uint64, a *bitarray.Array) bool {
 	}
 	return i == len(idx) || a.Get(idx[i])
 }
+
+// BenchmarkPutNew times a single Put of a value whose bits are about half
+// clear, into arrays of the sizes of filters of 1e4 to 1e8 keys at p = 0.01
+// half of whose bits are set, beside MightContain of a present value on the
+// same array. After each pass over the values the array's words are put
+// back, outside the timer, so that every pass puts new values.
+func BenchmarkPutNew(b *testing.B) {
+	for _, n := range []int64{1e4, 3e4, 1e6, 1e7, 1e8} {
+		words := int(n*9585/1000/64) + 1
+		w := bitarray.MakeWords(words)
+		r := rand.New(rand.NewPCG(3, 4))
+		for i := range w {
+			w[i] = r.Uint64()
+		}
+		saved := append([]uint64(nil), w...)
+		a := bitarray.FromWords(w)
+		hs := make([]Hash, min(n/20, 1<<16))
+		for i := range hs {
+			hs[i] = Hash{r.Uint64(), r.Uint64()}
+		}
+		p := For(false, false)
+		b.Run(fmt.Sprintf("n=%.0e/op=Put", float64(n)), func(b *testing.B) {
+			changed := 0
+			for i := 0; i < b.N; i++ {
+				t := i % len(hs)
+				if t == 0 && i > 0 {
+					b.StopTimer()
+					copy(w, saved)
+					b.StartTimer()
+				}
+				if p.Put(hs[t].H1, hs[t].H2, bigK, a) {
+					changed++
+				}
+			}
+			b.StopTimer()
+			copy(w, saved)
+			sinkInt = changed
+		})
+		b.Run(fmt.Sprintf("n=%.0e/op=MightContain", float64(n)), func(b *testing.B) {
+			for _, h := range hs {
+				p.Put(h.H1, h.H2, bigK, a)
+			}
+			b.ResetTimer()
+			found := 0
+			for i := 0; i < b.N; i++ {
+				h := hs[i%len(hs)]
+				if p.MightContain(h.H1, h.H2, bigK, a) {
+					found++
+				}
+			}
+			b.StopTimer()
+			copy(w, saved)
+			sinkInt = found
+		})
+	}
+}
+
+var sinkInt int
