@@ -10,12 +10,10 @@ import (
 // at once. On a filter larger than the caches a batch's probes are
 // prefetched round by round, so a round keeps up to BatchSize misses in
 // flight, more than the 20 or so a core tracks, and the rounds' last few
-// misses, which wait alone, are spread over many values. At 1e8 keys
-// (BenchmarkBatch with BatchSize = 256, one run, ns a value), batches of 32, 64, 128 and 256
-// took MightContainMany of present values 292, 269, 294 and 305 ns, and of
-// absent ones 124, 121, 124 and 105; 64 is the best for present values
-// and within noise for a mix, and its state (1 KB of hashes) is the
-// smallest of the three that are.
+// misses, which wait alone, are spread over many values. Of the sizes
+// BenchmarkBatch compares at 1e8 keys, 64 was the fastest for present
+// values and within noise for a mix (bench/results/choices.md), and its
+// state (1 KB of hashes) is the smallest of those that are.
 const BatchSize = 64
 
 // smallBatch is the batch of the loops that probe an array in the caches,
