@@ -62,7 +62,9 @@ func batches(b *testing.B, hs []Hash, batch int, f func(hs []Hash, out []bool)) 
 
 // BenchmarkBatch compares, on the 1e8-key array, MightContainMany and
 // PutMany with the paths of an array in the caches (no prefetches: the
-// batch code before prefetching), and in batches of 32 against BatchSize.
+// batch code before prefetching), in batches of 32 against BatchSize, and
+// the two lanes of MightContainMany and PutMany against one batch going
+// round by round.
 func BenchmarkBatch(b *testing.B) {
 	bigArray()
 	p := For(false, false)
@@ -76,6 +78,9 @@ func BenchmarkBatch(b *testing.B) {
 				batches(b, keys[name], size, func(hs []Hash, out []bool) { p.MightContainMany(hs, bigK, big.bits, out) })
 			})
 		}
+		b.Run("op=MightContainMany/keys="+name+"/path=rounds/batch="+strconv.Itoa(BatchSize), func(b *testing.B) {
+			batches(b, keys[name], BatchSize, func(hs []Hash, out []bool) { p.mightContainRounds(hs, bigK, big.bits, out) })
+		})
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	fresh := make([]Hash, 1<<20)
@@ -96,6 +101,9 @@ func BenchmarkBatch(b *testing.B) {
 			batches(b, fresh, size, func(hs []Hash, _ []bool) { p.PutMany(hs, bigK, big.bits) })
 		})
 	}
+	b.Run("op=PutMany/path=rounds/batch="+strconv.Itoa(BatchSize), func(b *testing.B) {
+		batches(b, fresh, BatchSize, func(hs []Hash, _ []bool) { p.putManyRounds(hs, bigK, big.bits) })
+	})
 }
 
 // BenchmarkSingle times single lookups on the 1e8-key array, chained (each
@@ -321,3 +329,52 @@ func BenchmarkPutNew(b *testing.B) {
 }
 
 var sinkInt int
+
+// mightContainRounds is MightContainMany on a large array in one lane, each
+// round prefetched and then tested, for BenchmarkBatch to compare: the
+// core waits for the last of a round's misses before the next round's
+// prefetches go out.
+func (p Prober) mightContainRounds(hs []Hash, k int, bits *bitarray.Array, out []bool) {
+	var live [BatchSize]uint8
+	var idx [BatchSize]uint64
+	n := len(hs)
+	for i := range n {
+		live[i] = uint8(i)
+	}
+	for j := 0; j < k && n > 0; j++ {
+		for t, i := range live[:n] {
+			idx[t] = bits.Reduce(p.combined(hs[i], j))
+		}
+		bits.Prefetch(idx[:n])
+		m := 0
+		for t, i := range live[:n] {
+			live[m] = i
+			m += int(bits.Bit(idx[t]))
+		}
+		n = m
+	}
+	clear(out[:len(hs)])
+	for _, i := range live[:n] {
+		out[i] = true
+	}
+}
+
+// putManyRounds is PutMany on a large array in one lane, for BenchmarkBatch
+// to compare, as mightContainRounds is MightContainMany.
+func (p Prober) putManyRounds(hs []Hash, k int, bits *bitarray.Array) {
+	var idx [BatchSize]uint64
+	for j := range k {
+		for i := range hs {
+			idx[i] = bits.Reduce(p.combined(hs[i], j))
+		}
+		bits.Prefetch(idx[:len(hs)])
+		c := 0
+		for _, x := range idx[:len(hs)] {
+			idx[c] = x
+			c += int(bits.Bit(x) ^ 1)
+		}
+		for _, x := range idx[:c] {
+			bits.Set(x)
+		}
+	}
+}
