@@ -101,7 +101,9 @@ func (f *Filter[T]) appendWords(b []byte, from, to int) []byte {
 // stream Guava would reject: an unknown strategy ordinal, a word count that is
 // not positive, no hash functions, or an early end, which also wraps
 // io.ErrUnexpectedEOF. Errors from r are returned wrapped. On error the
-// filter is nil.
+// filter is nil. On a 32-bit platform a filter of more than 2 GiB, which
+// Guava accepts but the address space cannot hold, is an error wrapping
+// [ErrTooLarge], returned having read only the 6-byte header.
 //
 // A stream cannot make ReadFrom allocate much more than it has delivered: the
 // filter grows as words arrive, instead of being allocated at the size the
