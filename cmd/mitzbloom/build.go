@@ -42,7 +42,7 @@ func (e *env) build(fs *flagSet, args []string) int {
 	n := fs.Int64("n", 0, "the expected number of keys `N`, as Guava's create takes it\n(without -n: the number of lines of the INPUT files)")
 	p := fs.Float64("p", 0, "the false-positive probability `P` once N keys are in, in (0, 1); required")
 	funnelName := fs.String("funnel", "string", "how a line becomes a key: `F` is one of\n"+funnelNames())
-	strategyName := fs.String("strategy", "mitz64", "`mitz64|mitz32`: Guava's strategy, MURMUR128_MITZ_64 (its default) or\nMURMUR128_MITZ_32")
+	strategyName := fs.String("strategy", "mitz64", "Guava's strategy `S`: mitz64, MURMUR128_MITZ_64 (its default), or\nmitz32, MURMUR128_MITZ_32")
 	legacyK := fs.Bool("legacy-k", false, "compute the number of hash functions as Guava 31.x and earlier do")
 	out := fs.String("o", "", "write the filter to `FILE`, replacing it only once the build succeeds\n(without -o, or -: standard output)")
 	skipBad := fs.Bool("skip-bad", false, "skip lines that are not keys of the funnel, and count them, instead of\nfailing")

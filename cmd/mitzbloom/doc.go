@@ -103,9 +103,9 @@
 //	-skip-bad
 //	  	skip lines that are not keys of the funnel, and count them, instead of
 //	  	failing
-//	-strategy mitz64|mitz32
-//	  	mitz64|mitz32: Guava's strategy, MURMUR128_MITZ_64 (its default) or
-//	  	MURMUR128_MITZ_32 (default "mitz64")
+//	-strategy S
+//	  	Guava's strategy S: mitz64, MURMUR128_MITZ_64 (its default), or
+//	  	mitz32, MURMUR128_MITZ_32 (default "mitz64")
 //
 // # Inspect
 //
