@@ -45,15 +45,7 @@ func (f *Filter[T]) AppendText(b []byte) ([]byte, error) {
 // [ErrCorrupt]. On error f is unchanged. UnmarshalText must not run
 // concurrently with any other method of f.
 func (f *Filter[T]) UnmarshalText(text []byte) error {
-	if f.funnel == nil {
-		return fmt.Errorf("%w: UnmarshalText into a filter with no funnel, such as the zero Filter encoding/json makes for a nil *Filter; "+
-			"create it with New or ReadFrom before decoding into it", ErrInvalidArgument)
-	}
-	data, err := decodeBase64(text)
-	if err != nil {
-		return err
-	}
-	return f.UnmarshalBinary(data)
+	return unmarshalText(text, f.funnel != nil, "Filter", "New or ReadFrom", f.UnmarshalBinary)
 }
 
 // MarshalText returns the bytes [Rotating.MarshalBinary] returns, the two
@@ -84,15 +76,7 @@ func (r *Rotating[T]) AppendText(b []byte) ([]byte, error) {
 // that is not base64 is an error wrapping [ErrCorrupt]. On error r is
 // unchanged.
 func (r *Rotating[T]) UnmarshalText(text []byte) error {
-	if r.funnel == nil {
-		return fmt.Errorf("%w: UnmarshalText into a Rotating with no funnel, such as the zero Rotating encoding/json makes for a nil *Rotating; "+
-			"create it with NewRotating or ReadRotating before decoding into it", ErrInvalidArgument)
-	}
-	data, err := decodeBase64(text)
-	if err != nil {
-		return err
-	}
-	return r.UnmarshalBinary(data)
+	return unmarshalText(text, r.funnel != nil, "Rotating", "NewRotating or ReadRotating", r.UnmarshalBinary)
 }
 
 // appendBase64 appends to b, in standard base64, the size bytes that w
@@ -118,12 +102,18 @@ func (a *appender) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// decodeBase64 decodes the text form of a filter.
-func decodeBase64(text []byte) ([]byte, error) {
+// unmarshalText decodes the base64 of text and passes the bytes to the
+// UnmarshalBinary of a Filter or a Rotating, named by typ, after checking
+// that it has a funnel, which only its makers give it.
+func unmarshalText(text []byte, hasFunnel bool, typ, makers string, unmarshalBinary func([]byte) error) error {
+	if !hasFunnel {
+		return fmt.Errorf("%w: UnmarshalText into a %s with no funnel, such as the zero %s encoding/json makes for a nil *%s; "+
+			"create it with %s before decoding into it", ErrInvalidArgument, typ, typ, typ, makers)
+	}
 	data := make([]byte, base64.StdEncoding.DecodedLen(len(text)))
 	n, err := base64.StdEncoding.Decode(data, text)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not standard base64: %w", ErrCorrupt, err)
+		return fmt.Errorf("%w: not standard base64: %w", ErrCorrupt, err)
 	}
-	return data[:n], nil
+	return unmarshalBinary(data[:n])
 }

@@ -159,10 +159,7 @@ func hasLines(s string, lines []string) bool {
 func TestBuildSaturated(t *testing.T) {
 	dir := t.TempDir()
 	const n, p = 1000, 0.01
-	var lines []string
-	for i := range 20_000 {
-		lines = append(lines, "key"+strconv.Itoa(i))
-	}
+	lines := numberedKeys(20_000)
 	// The most keys whose filter stays within 2p, by the library's count.
 	f := mustNewStringFilter(t, n, p)
 	under := 0
@@ -234,10 +231,7 @@ func TestBuildSaturated(t *testing.T) {
 func TestMergeOverfull(t *testing.T) {
 	dir := t.TempDir()
 	const n, p = 1000, 0.01
-	var keys []string
-	for i := range 1200 {
-		keys = append(keys, "key"+strconv.Itoa(i))
-	}
+	keys := numberedKeys(1200)
 	a := writeLines(t, dir, "a.txt", keys[:600])
 	b := writeLines(t, dir, "b.txt", keys[600:])
 	build := func(name, input string, n int64) string {
@@ -287,6 +281,15 @@ func TestMergeOverfull(t *testing.T) {
 	if res := mitzbloom(t, "", "merge", "-o", out, fa, fb); res.status != exitOK || res.stderr != "" {
 		t.Errorf("merge of filters built with the -n suggested: %v", res)
 	}
+}
+
+// numberedKeys returns n keys, key0, key1 and on.
+func numberedKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "key" + strconv.Itoa(i)
+	}
+	return keys
 }
 
 func fppOf(t *testing.T, keys []string, n int64, p float64) float64 {

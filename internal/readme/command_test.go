@@ -23,14 +23,7 @@ func TestREADMECommandLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command; the run without -short runs the workflow")
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, readme := readREADME(t, "README.md")
 	var workflow string
 	for _, b := range shBlock.FindAllSubmatch(readme, -1) {
 		if strings.Contains(string(b[1]), "mitzbloom build ") {
@@ -91,10 +84,7 @@ var fence = regexp.MustCompile("(?ms)^```[a-z]*\n(.*?)^```\n")
 func TestREADMEACLLines(t *testing.T) {
 	var lines []string
 	for _, name := range []string{"README.md", "redisfilter/README.md"} {
-		readme, err := os.ReadFile(filepath.Join("..", "..", name))
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, readme := readREADME(t, name)
 		for _, b := range fence.FindAllSubmatch(readme, -1) {
 			block := strings.Split(strings.TrimSuffix(string(b[1]), "\n"), "\n")
 			if !slices.ContainsFunc(block, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "ACL ") }) {
@@ -174,14 +164,7 @@ func TestREADMEInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command; the run without -short runs the steps")
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, readme := readREADME(t, "README.md")
 	var steps string
 	for _, b := range shBlock.FindAllSubmatch(readme, -1) {
 		if strings.HasPrefix(string(b[1]), cloneLine+"\n") {
