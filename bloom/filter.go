@@ -21,9 +21,9 @@ import (
 // reads of its argument, WriteTo) see each word atomically but the filter as
 // a rolling snapshot while writers are active, and exactly once they are
 // quiet. UnmarshalBinary and UnmarshalText are the exception: they replace
-// the filter and must not run concurrently with anything else. So is a filter made with
-// [WithUnsynchronizedWrites], which trades the safety of concurrent writes
-// for speed.
+// the filter and must not run concurrently with anything else. So is a
+// filter made with [WithUnsynchronizedWrites], which trades the safety of
+// concurrent writes for speed.
 type Filter[T any] struct {
 	funnel   funnel.Funnel[T]
 	hash     strategy.Hasher[T]
