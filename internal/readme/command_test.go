@@ -1,10 +1,12 @@
 package readme
 
 import (
+	"go/version"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,6 +167,19 @@ func TestREADMEInstall(t *testing.T) {
 		t.Skip("runs the go command; the run without -short runs the steps")
 	}
 	root, readme := readREADME(t, "README.md")
+	// The steps require redisfilter, whose go.mod may ask for a newer Go
+	// than the oldest the library's tests run with.
+	rf, err := os.ReadFile(filepath.Join(root, "redisfilter", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(rf)
+	if m == nil {
+		t.Fatal("redisfilter/go.mod has no go line")
+	}
+	if need := "go" + string(m[1]); version.Compare(runtime.Version(), need) < 0 {
+		t.Skipf("redisfilter requires %s, and this is %s", need, runtime.Version())
+	}
 	var steps string
 	for _, b := range shBlock.FindAllSubmatch(readme, -1) {
 		if strings.HasPrefix(string(b[1]), cloneLine+"\n") {
