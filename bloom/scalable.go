@@ -116,9 +116,10 @@ func (st *stage[T]) has(h1, h2 uint64) bool {
 // WithGrowth sets the growth factor s of a [Scalable]: each stage is sized
 // for s times the values of the one before. The default is 2. It must be
 // at least 2. A larger factor makes fewer stages, so lookups of absent
-// values, which look at every stage, are faster; but just after a stage is
-// added, the filter takes up to about 2s times the bits of a Filter that
-// knew the number of values, where the default's peak is about 3 times.
+// values, which look at every stage, are faster; but the newest stage is
+// then larger against the others, and just after it is added, nearly
+// empty, the filter takes more bits against a Filter that knew the number
+// of values: about 3.2 times at s = 2 and 4.5 at s = 4 (see [Scalable]).
 // Other constructors ignore it.
 func WithGrowth(s int) Option {
 	return func(o options.Settings) options.Settings { o.Growth = s; return o }
@@ -128,10 +129,10 @@ func WithGrowth(s int) Option {
 // false-positive rate is r times the one before, and the first is
 // fpp·(1−r), so that their sum stays below fpp. The default is 0.9. It must
 // be in (0, 1). A smaller r leaves more of fpp to the first stages, which
-// then take fewer bits, but each stage then needs about log₂(1/r) bits a
-// value and a hash function every 1/log₂(1/r) stages more than the one
-// before; a larger r makes the first stages tighter and the later ones
-// grow more slowly. Other constructors ignore it.
+// then take fewer bits, but each stage then needs 1.44·log₂(1/r) bits a
+// value more than the one before, and one more hash function every
+// 1/log₂(1/r) stages; a larger r makes the first stages tighter and the
+// later ones grow more slowly. Other constructors ignore it.
 func WithTightening(r float64) Option {
 	return func(o options.Settings) options.Settings { o.Tightening = r; return o }
 }

@@ -68,6 +68,14 @@ func (s *Scalable[T]) MightContainMany(dst []bool, vs []T) []bool {
 // holds.
 func (l *stageList[T]) containMany(hs []probe.Hash, out []bool) {
 	newest := l.newest().f
+	if !probe.Prefetches(newest.bits) {
+		// Every stage is in the caches, where a lookup waits for no miss:
+		// one value at a time costs less than gathering them for batches.
+		for i, h := range hs {
+			out[i] = l.contains(h.H1, h.H2)
+		}
+		return
+	}
 	newest.probe.MightContainMany(hs, newest.k, newest.bits, out)
 	var rest [probe.BatchSize]probe.Hash
 	var at [probe.BatchSize]uint8 // rest[t] is hs[at[t]]
@@ -84,8 +92,7 @@ func (l *stageList[T]) containMany(hs []probe.Hash, out []bool) {
 		if probe.Prefetches(f.bits) {
 			f.probe.MightContainMany(rest[:m], f.k, f.bits, found[:m])
 		} else {
-			// In the caches, where a lookup waits for no miss, one at a
-			// time is cheaper than a batch, as in Rotating.MightContainMany.
+			// In the caches, one at a time, as in Rotating.MightContainMany.
 			for t, h := range rest[:m] {
 				found[t] = f.probe.MightContain(h.H1, h.H2, f.k, f.bits)
 			}
