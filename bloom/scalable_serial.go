@@ -95,23 +95,13 @@ func ReadScalable[T any](r io.Reader, f funnel.Funnel[T], initialExpected int64,
 // would have built.
 func (s *Scalable[T]) readStage(r io.Reader, z stageSize, i int) (*stage[T], error) {
 	bitSize := int64(z.words) * 64
-	f, err := ReadFromLimit(r, s.funnel, bitSize)
-	if errors.Is(err, ErrTooLarge) {
-		return nil, fmt.Errorf("%w: stage %d: %w; this Scalable's stage %d has %d bits", ErrIncompatible, i, err, i, bitSize)
-	}
+	f, err := readShaped(r, s.funnel, fmt.Sprint("stage ", i), bitSize, z.k, s.strategy,
+		fmt.Sprintf("this Scalable's stage %d has %d bits", i, bitSize))
 	if err != nil {
-		if err != io.EOF {
+		if err != io.EOF && !errors.Is(err, ErrIncompatible) {
 			err = fmt.Errorf("stage %d: %w", i, err)
 		}
 		return nil, err
-	}
-	switch {
-	case f.BitSize() != bitSize:
-		return nil, fmt.Errorf("%w: stage %d has %d bits, want %d", ErrIncompatible, i, f.BitSize(), bitSize)
-	case f.k != z.k:
-		return nil, fmt.Errorf("%w: stage %d has %d hash functions, want %d", ErrIncompatible, i, f.k, z.k)
-	case f.strategy != s.strategy:
-		return nil, fmt.Errorf("%w: stage %d has strategy %v, want %v", ErrIncompatible, i, f.strategy, s.strategy)
 	}
 	return s.newStage(z, f, min(f.ApproximateElementCount(), z.n)), nil
 }
