@@ -2,6 +2,7 @@ package bloom_test
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net/netip"
@@ -369,6 +370,11 @@ func TestScalableConcurrentGrowth(t *testing.T) {
 				_ = s.ApproximateElementCount()
 				_ = s.BitSize()
 				_ = s.String()
+				_ = s.Stats()
+				if _, err := s.WriteTo(io.Discard); err != nil {
+					errs <- err.Error()
+					return
+				}
 			}
 		}()
 	}
