@@ -62,6 +62,15 @@ func (s *Scalable[T]) MightContainMany(dst []bool, vs []T) []bool {
 	return dst
 }
 
+// olderPrefetchMinWords is the smallest older stage, in words, whose batch
+// lookups are prefetched when the newest stage's are: 256 KB, past the L2
+// cache. The stages together are then larger than the caches, so an older
+// stage that alone would fit them misses nearly as often as a large one;
+// prefetched, its misses overlap. That makes absent values, which are
+// looked for in every stage, faster, and present ones, most of which the
+// newest stage holds, a little slower.
+const olderPrefetchMinWords = 256 << 10 / 8
+
 // containMany sets out[i] to whether any stage of l might contain hs[i],
 // which holds at most probe.BatchSize hashes. It asks the newest stage
 // about all of them, and each older stage about those that no newer one
@@ -89,8 +98,8 @@ func (l *stageList[T]) containMany(hs []probe.Hash, out []bool) {
 	}
 	for j := len(l.stages) - 2; j >= 0 && m > 0; j-- {
 		f := l.stages[j].f
-		if probe.Prefetches(f.bits) {
-			f.probe.MightContainMany(rest[:m], f.k, f.bits, found[:m])
+		if f.bits.WordCount() >= olderPrefetchMinWords {
+			f.probe.MightContainManyPrefetched(rest[:m], f.k, f.bits, found[:m])
 		} else {
 			// In the caches, one at a time, as in Rotating.MightContainMany.
 			for t, h := range rest[:m] {
