@@ -437,3 +437,55 @@ func TestScalableZeroAllocs(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { a.Put(ap) }), "Put AddrPort")
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { a.MightContain(ap) }), "MightContain AddrPort")
 }
+
+// TestScalableLargeBatches checks MightContainMany and PutMany where the
+// newest stage is large enough for batch lookups to be prefetched, and so
+// an older one's too: against MightContain and Put, on values in either
+// stage and values never put.
+func TestScalableLargeBatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills 12 MB of stages")
+	}
+	const n0 = 800_000
+	s := mustNewScalable(t, funnel.Int64, n0, 1e-9)
+	vs := make([]int64, 0, 256)
+	for i := int64(0); i < n0+50_000; i += 256 {
+		vs = vs[:0]
+		for j := i; j < i+256; j++ {
+			vs = append(vs, j)
+		}
+		s.PutMany(vs)
+	}
+	st := s.Stats()
+	require.Len(t, st.Stages, 2)
+	require.GreaterOrEqual(t, st.Stages[1].BitSize/8, int64(8<<20), "the newest stage is below the prefetch threshold")
+	require.Positive(t, st.Stages[1].Inserts)
+
+	var probes []int64
+	for i := int64(0); i < n0+50_000; i += 97 {
+		probes = append(probes, i, -i-1) // put, and never put
+	}
+	got := s.MightContainMany(nil, probes)
+	present := 0
+	for i, v := range probes {
+		require.Equal(t, s.MightContain(v), got[i], "value %d", v)
+		if v >= 0 {
+			require.True(t, got[i], "false negative for %d", v)
+		} else if got[i] {
+			present++
+		}
+	}
+	assert.Less(t, present, 5, "false positives at p = 1e-9")
+
+	// PutMany of values either stage holds adds nothing; of new ones, what
+	// Put would.
+	before, absent := s.ApproximateElementCount(), int64(0)
+	for i, ok := range got[:1000] {
+		if !ok {
+			absent++
+			require.Negative(t, probes[i])
+		}
+	}
+	s.PutMany(probes[:1000:1000])
+	assert.Equal(t, before+absent, s.ApproximateElementCount())
+}
