@@ -224,7 +224,9 @@ func TestReadScalableAllocation(t *testing.T) {
 // Scalables of one to four stages, cut and damaged. Whatever it accepts
 // must write back exactly the bytes it read, with the stages the
 // arguments predict; whatever it rejects gets one of the documented
-// errors. The seeds run as a test with every go test.
+// errors. The seeds, and the inputs in testdata/fuzz/FuzzReadScalable that
+// a run of the fuzzer found to reach new code, run as a test with every
+// go test.
 func FuzzReadScalable(f *testing.F) {
 	for stages := 1; stages <= 4; stages++ {
 		s, _ := grownScalable(f, stages)
