@@ -24,9 +24,9 @@ import (
 //	nᵢ = initialExpected · sⁱ values at a rate of pᵢ = fpp · (1−r) · rⁱ,
 //
 // where s is the growth factor ([WithGrowth], 2 by default) and r the
-// tightening ratio ([WithTightening], 0.9 by default). Put adds a value to
-// the newest stage, and once that stage has received its nᵢ values it adds
-// the next one. MightContain asks every stage, newest first. A value never
+// tightening ratio ([WithTightening], 0.9 by default). Put adds a value
+// that no stage might hold yet to the newest stage, and once that stage has
+// received its nᵢ values it adds the next one. MightContain asks every stage, newest first. A value never
 // put is reported present when any stage reports it, which happens with a
 // probability of at most the sum of the stages' rates, fpp·(1−r)·(1 + r +
 // r² + …) < fpp, however many stages there are. There are no false
