@@ -29,5 +29,8 @@
 //
 // A [Rotating] is a pair of filters that remembers values for a window of
 // time in constant memory, for questions such as "have I seen this address
-// in the last few minutes?".
+// in the last few minutes?". A [Scalable] is a list of filters that grows
+// as values come, for when the number of values is not known: its
+// false-positive probability stays below the one it is made with however
+// many it receives.
 package bloom

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // WriteTo writes r's two generations to w, the current one first, each in
@@ -141,20 +142,28 @@ func (r *Rotating[T]) readGenerations(rd io.Reader) (cur, prev *Filter[T], err e
 // NewRotating would have built.
 func (r *Rotating[T]) readGeneration(rd io.Reader, which string) (*Filter[T], error) {
 	bitSize := int64(r.words) * 64
-	f, err := ReadFromLimit(rd, r.funnel, bitSize)
+	return readShaped(rd, r.funnel, which+" generation", bitSize, r.k, r.strategy,
+		fmt.Sprintf("this Rotating has %d bits per generation", bitSize))
+}
+
+// readShaped reads one filter, the part called what of a larger whole,
+// and checks that it has bitSize bits, k hash functions and strategy s.
+// A larger filter is refused after its header, with note appended.
+func readShaped[T any](rd io.Reader, fn funnel.Funnel[T], what string, bitSize int64, k int, s strategy.Strategy, note string) (*Filter[T], error) {
+	f, err := ReadFromLimit(rd, fn, bitSize)
 	if errors.Is(err, ErrTooLarge) {
-		return nil, fmt.Errorf("%w: %s generation: %w; this Rotating has %d bits per generation", ErrIncompatible, which, err, bitSize)
+		return nil, fmt.Errorf("%w: %s: %w; %s", ErrIncompatible, what, err, note)
 	}
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case f.BitSize() != bitSize:
-		return nil, fmt.Errorf("%w: %s generation has %d bits, want %d", ErrIncompatible, which, f.BitSize(), bitSize)
-	case f.k != r.k:
-		return nil, fmt.Errorf("%w: %s generation has %d hash functions, want %d", ErrIncompatible, which, f.k, r.k)
-	case f.strategy != r.strategy:
-		return nil, fmt.Errorf("%w: %s generation has strategy %v, want %v", ErrIncompatible, which, f.strategy, r.strategy)
+		return nil, fmt.Errorf("%w: %s has %d bits, want %d", ErrIncompatible, what, f.BitSize(), bitSize)
+	case f.k != k:
+		return nil, fmt.Errorf("%w: %s has %d hash functions, want %d", ErrIncompatible, what, f.k, k)
+	case f.strategy != s:
+		return nil, fmt.Errorf("%w: %s has strategy %v, want %v", ErrIncompatible, what, f.strategy, s)
 	}
 	return f, nil
 }

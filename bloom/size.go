@@ -21,10 +21,10 @@ const (
 // unsigned byte.
 const maxHashFunctions = 255
 
-// An Option configures [New], [Size], [NewRotating] or [ReadRotating]. The
-// filters that other packages of this project keep elsewhere, such as
-// redisfilter's, take the same Options, beside options of their own that
-// the functions of package bloom refuse.
+// An Option configures [New], [Size], [NewRotating], [ReadRotating],
+// [NewScalable] or [ReadScalable]. The filters that other packages of this
+// project keep elsewhere, such as redisfilter's, take the same Options,
+// beside options of their own that the functions of package bloom refuse.
 type Option func(options.Settings) options.Settings
 
 // WithStrategy selects the strategy that maps hashes to bits. The default is

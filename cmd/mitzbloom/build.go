@@ -27,6 +27,7 @@ type builder struct {
 	// countLines says that n is to be the number of lines of the inputs.
 	countLines bool
 	p          float64
+	scalable   bool // build a bloom.Scalable whose first stage is sized for n
 	opts       []bloom.Option
 	inputs     []string // "-" is standard input
 	skipBad    bool
@@ -39,7 +40,7 @@ type builder struct {
 }
 
 func (e *env) build(fs *flagSet, args []string) int {
-	n := fs.Int64("n", 0, "the expected number of keys `N`, as Guava's create takes it\n(without -n: the number of lines of the INPUT files)")
+	n := fs.Int64("n", 0, "the expected number of keys `N`, as Guava's create takes it\n(without -n: the number of lines of the INPUT files; with -scalable,\nthe first stage's, 1000 without -n)")
 	p := fs.Float64("p", 0, "the false-positive probability `P` once N keys are in, in (0, 1); required")
 	funnelName := fs.String("funnel", "string", "how a line becomes a key: `F` is one of\n"+funnelNames())
 	strategyName := fs.String("strategy", "mitz64", "Guava's strategy `S`: mitz64, MURMUR128_MITZ_64 (its default), or\nmitz32, MURMUR128_MITZ_32")
@@ -48,6 +49,7 @@ func (e *env) build(fs *flagSet, args []string) int {
 	skipBad := fs.Bool("skip-bad", false, "skip lines that are not keys of the funnel, and count them, instead of\nfailing")
 	force := fs.Bool("force", false, "write the filter even if its expected false-positive probability is\nmore than twice P, with a warning")
 	quiet := fs.Bool("q", false, "print no progress")
+	scalable := fs.Bool("scalable", false, "write a bloom.Scalable, which grows as keys come so that its\nfalse-positive probability stays below P however many there are")
 	inputs, stop, status := fs.parse(args)
 	if stop {
 		return status
@@ -64,7 +66,10 @@ func (e *env) build(fs *flagSet, args []string) int {
 	if err != nil {
 		return fs.usageError("%v", err)
 	}
-	b := &builder{e: e, n: *n, countLines: !fs.isSet("n"), p: *p, inputs: inputs, skipBad: *skipBad}
+	b := &builder{e: e, n: *n, countLines: !fs.isSet("n") && !*scalable, p: *p, scalable: *scalable, inputs: inputs, skipBad: *skipBad}
+	if *scalable && !fs.isSet("n") {
+		b.n = defaultScalableN
+	}
 	if len(b.inputs) == 0 {
 		b.inputs = []string{"-"}
 	}
@@ -158,6 +163,9 @@ func (l load) String() string {
 func formatFPP(p float64) string { return strconv.FormatFloat(p, 'g', 3, 64) }
 
 func (k keyKind[T]) build(b *builder) error {
+	if b.scalable {
+		return k.buildScalable(b)
+	}
 	if b.countLines {
 		n, err := b.countInputLines()
 		if err != nil {
@@ -170,7 +178,15 @@ func (k keyKind[T]) build(b *builder) error {
 	if err != nil {
 		return err
 	}
+	if err := k.fill(b, filter.PutMany); err != nil {
+		return err
+	}
+	b.filter, b.fpp = filter, filter.ExpectedFPP()
+	return nil
+}
 
+// fill reads the keys of b's inputs and puts them with putMany.
+func (k keyKind[T]) fill(b *builder, putMany func([]T)) error {
 	// Reading, splitting and parsing run in one goroutine and PutMany in
 	// this one, so that on two cores the input costs little more than the
 	// hashing. Two batches take turns: one is filled while the other is
@@ -185,16 +201,12 @@ func (k keyKind[T]) build(b *builder) error {
 		readErr = k.read(b, free, full)
 	}()
 	for bt := range full {
-		filter.PutMany(bt.keys)
+		putMany(bt.keys)
 		b.keys += int64(len(bt.keys))
 		b.progress.add(bt.nlines, int64(bt.bytes))
 		free <- bt
 	}
-	if readErr != nil {
-		return readErr
-	}
-	b.filter, b.fpp = filter, filter.ExpectedFPP()
-	return nil
+	return readErr
 }
 
 // A batch is the keys of one chunk of input, and what they took.

@@ -346,7 +346,7 @@ var corruptFiles = []struct {
 	{"short text", hex.EncodeToString([]byte("a\n")), `not a Guava filter file: it begins "a\n", and a filter begins`},
 	{"no words", "010500000000", "word count 0 must be > 0"},
 	{"no hash functions", "01000000000100000000000000ff", "number of hash functions (0) must be > 0"},
-	{"trailing byte", "01050000000100000000000000ff00", "not a filter or a Rotating snapshot"},
+	{"trailing byte", "01050000000100000000000000ff00", "not a filter, a Rotating snapshot or a Scalable"},
 	{"two shapes", "01050000000100000000000000ff01040000000100000000000000ff", "followed by a different one"},
 	{"three filters", strings.Repeat("01050000000100000000000000ff", 3), "more bytes after two filters"},
 }

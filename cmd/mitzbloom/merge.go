@@ -83,6 +83,9 @@ func (e *env) mergeFiles(names []string, maxBytes int64) (*bloom.Filter[[]byte],
 		if err != nil {
 			return nil, err
 		}
+		if isScalable(filters) {
+			return nil, fmt.Errorf("%s: a Scalable's stages, not a filter; merge merges filters", displayName(name))
+		}
 		if len(filters) > 1 {
 			return nil, fmt.Errorf("%s: a Rotating snapshot, not a filter; merge merges filters", displayName(name))
 		}
