@@ -200,8 +200,13 @@ func newScalable[T any](f funnel.Funnel[T], n int64, p float64, opts []Option) (
 	return s, first, nil
 }
 
+// sizeStage sizes a stage of n values at p, or returns an error if it
+// cannot be built on this platform (on a 32-bit one, 2 GiB at most).
 func (s *Scalable[T]) sizeStage(n int64, p float64) (stageSize, error) {
 	z, err := size(n, p, s.opts)
+	if err == nil {
+		err = z.fits()
+	}
 	return stageSize{n: n, p: p, sizing: z}, err
 }
 
