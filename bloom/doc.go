@@ -17,7 +17,9 @@
 //   - Put and MightContain hash with Murmur3-128 and probe the bits of the
 //     chosen strategy (package strategy) exactly as Guava does.
 //   - [Filter.WriteTo] writes Guava's writeTo format, and [ReadFrom] reads
-//     it; see WriteTo for the layout.
+//     it; see WriteTo for the layout. [Filter.MarshalText] writes the same
+//     bytes in base64, so that a filter in JSON is a string that Java
+//     decodes with java.util.Base64.
 //
 // A Filter is safe for concurrent use by multiple goroutines: like Guava's
 // LockFreeBitArray, Put and MightContain use atomic operations on 64-bit
@@ -27,5 +29,8 @@
 //
 // A [Rotating] is a pair of filters that remembers values for a window of
 // time in constant memory, for questions such as "have I seen this address
-// in the last few minutes?".
+// in the last few minutes?". A [Scalable] is a list of filters that grows
+// as values come, for when the number of values is not known: its
+// false-positive probability stays below the one it is made with however
+// many it receives.
 package bloom

@@ -85,8 +85,12 @@ type generation[T any] struct {
 	// any shard reaches its share of the expected insertions, which, with
 	// uniform hashes and at least minShardInserts per shard, is within a few
 	// percent of the total.
-	inserts [maxShards]shard
+	inserts insertCounts
 }
+
+// insertCounts counts the values put in a filter, in the shards that
+// shardsFor picks.
+type insertCounts [maxShards]shard
 
 type shard struct {
 	n atomic.Int64
@@ -107,12 +111,35 @@ func (g *generation[T]) has(h1, h2 uint64) bool {
 	return g.f.probe.MightContain(h1, h2, g.f.k, g.f.bits)
 }
 
-func (g *generation[T]) insertCount() int64 {
+func (g *generation[T]) insertCount() int64 { return g.inserts.total() }
+
+// total returns the sum of c's shards.
+func (c *insertCounts) total() int64 {
 	var n int64
-	for i := range g.inserts {
-		n += g.inserts[i].n.Load()
+	for i := range c {
+		n += c[i].n.Load()
 	}
 	return n
+}
+
+// spread sets c's shards, of which shardsFor gave shift, to count in all.
+func (c *insertCounts) spread(count int64, shift uint) {
+	shards := int64(1) << (64 - shift)
+	for i := range shards {
+		c[i].n.Store(count / shards)
+	}
+	c[0].n.Add(count % shards)
+}
+
+// shardsFor returns the shift and the per-shard limit of the insert counts
+// of a filter that n values fill: the insert counter of a hash is
+// inserts[h2>>shift], and the filter is full when one shard counts limit.
+func shardsFor(n int64) (shift uint, limit int64) {
+	shardBits := uint(0)
+	for shardBits < shardBitsMax && n>>(shardBits+1) >= minShardInserts {
+		shardBits++
+	}
+	return 64 - shardBits, (n + 1<<shardBits - 1) >> shardBits // a shift by 64 gives 0: one shard
 }
 
 // NewRotating returns an empty Rotating whose generations are each sized
@@ -143,6 +170,9 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 		return nil, fmt.Errorf("%w: window (%v) must be > 0", ErrInvalidArgument, window)
 	}
 	s, err := size(n, p, opts)
+	if err == nil {
+		err = s.fits()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -155,14 +185,11 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 	}
 	// Like New, a generation for 0 values is sized for 1, and holds 1.
 	n = max(n, 1)
-	shardBits := uint(0)
-	for shardBits < shardBitsMax && n>>(shardBits+1) >= minShardInserts {
-		shardBits++
-	}
+	shift, limit := shardsFor(n)
 	return &Rotating[T]{
 		hash:               strategy.HasherFor(f),
-		shardShift:         64 - shardBits, // a shift by 64 gives 0: one shard
-		shardLimit:         (n + 1<<shardBits - 1) >> shardBits,
+		shardShift:         shift,
+		shardLimit:         limit,
 		funnel:             f,
 		strategy:           s.cfg.Strategy,
 		k:                  s.k,
@@ -200,11 +227,7 @@ func (r *Rotating[T]) restart(cur, prev *Filter[T]) {
 // newGeneration wraps f, spreading count over its insert counters.
 func (r *Rotating[T]) newGeneration(f *Filter[T], started time.Time, count int64) *generation[T] {
 	g := &generation[T]{f: f, started: started}
-	shards := int64(1) << (64 - r.shardShift)
-	for i := range shards {
-		g.inserts[i].n.Store(count / shards)
-	}
-	g.inserts[0].n.Add(count % shards)
+	g.inserts.spread(count, r.shardShift)
 	return g
 }
 

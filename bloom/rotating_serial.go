@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // WriteTo writes r's two generations to w, the current one first, each in
@@ -20,6 +21,9 @@ import (
 // written.
 func (r *Rotating[T]) WriteTo(w io.Writer) (int64, error) {
 	g := r.gens.Load()
+	if g == nil {
+		return 0, r.zero("WriteTo")
+	}
 	n, err := g.cur.f.WriteTo(w)
 	if err != nil {
 		return n, err
@@ -61,8 +65,17 @@ func ReadRotating[T any](r io.Reader, f funnel.Funnel[T], expectedInsertions int
 	return rot, nil
 }
 
+// zero is the error of method for the zero Rotating, which has nothing to
+// write, instead of a panic in an encoder that met one.
+func (r *Rotating[T]) zero(method string) error {
+	return fmt.Errorf("%w: %s of a zero Rotating; create it with NewRotating or ReadRotating", ErrInvalidArgument, method)
+}
+
 // MarshalBinary returns the bytes WriteTo would write.
 func (r *Rotating[T]) MarshalBinary() ([]byte, error) {
+	if r.gens.Load() == nil {
+		return nil, r.zero("MarshalBinary")
+	}
 	return r.AppendBinary(make([]byte, 0, 2*(headerSize+8*r.words)))
 }
 
@@ -70,6 +83,9 @@ func (r *Rotating[T]) MarshalBinary() ([]byte, error) {
 // extended slice.
 func (r *Rotating[T]) AppendBinary(b []byte) ([]byte, error) {
 	g := r.gens.Load()
+	if g == nil {
+		return b, r.zero("AppendBinary")
+	}
 	b, _ = g.cur.f.AppendBinary(b)
 	return g.prev.f.AppendBinary(b)
 }
@@ -126,20 +142,28 @@ func (r *Rotating[T]) readGenerations(rd io.Reader) (cur, prev *Filter[T], err e
 // NewRotating would have built.
 func (r *Rotating[T]) readGeneration(rd io.Reader, which string) (*Filter[T], error) {
 	bitSize := int64(r.words) * 64
-	f, err := ReadFromLimit(rd, r.funnel, bitSize)
+	return readShaped(rd, r.funnel, which+" generation", bitSize, r.k, r.strategy,
+		fmt.Sprintf("this Rotating has %d bits per generation", bitSize))
+}
+
+// readShaped reads one filter, the part called what of a larger whole,
+// and checks that it has bitSize bits, k hash functions and strategy s.
+// A larger filter is refused after its header, with note appended.
+func readShaped[T any](rd io.Reader, fn funnel.Funnel[T], what string, bitSize int64, k int, s strategy.Strategy, note string) (*Filter[T], error) {
+	f, err := ReadFromLimit(rd, fn, bitSize)
 	if errors.Is(err, ErrTooLarge) {
-		return nil, fmt.Errorf("%w: %s generation: %w; this Rotating has %d bits per generation", ErrIncompatible, which, err, bitSize)
+		return nil, fmt.Errorf("%w: %s: %w; %s", ErrIncompatible, what, err, note)
 	}
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case f.BitSize() != bitSize:
-		return nil, fmt.Errorf("%w: %s generation has %d bits, want %d", ErrIncompatible, which, f.BitSize(), bitSize)
-	case f.k != r.k:
-		return nil, fmt.Errorf("%w: %s generation has %d hash functions, want %d", ErrIncompatible, which, f.k, r.k)
-	case f.strategy != r.strategy:
-		return nil, fmt.Errorf("%w: %s generation has strategy %v, want %v", ErrIncompatible, which, f.strategy, r.strategy)
+		return nil, fmt.Errorf("%w: %s has %d bits, want %d", ErrIncompatible, what, f.BitSize(), bitSize)
+	case f.k != k:
+		return nil, fmt.Errorf("%w: %s has %d hash functions, want %d", ErrIncompatible, what, f.k, k)
+	case f.strategy != s:
+		return nil, fmt.Errorf("%w: %s has strategy %v, want %v", ErrIncompatible, what, f.strategy, s)
 	}
 	return f, nil
 }

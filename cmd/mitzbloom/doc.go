@@ -8,10 +8,10 @@
 //
 // Usage:
 //
-//	mitzbloom build [-n N] -p P [-funnel F] [-strategy mitz64|mitz32] [-legacy-k] [-skip-bad] [-force] [-q] [-o FILE] [INPUT...]
+//	mitzbloom build [-n N] -p P [-funnel F] [-strategy mitz64|mitz32] [-legacy-k] [-scalable] [-skip-bad] [-force] [-q] [-o FILE] [INPUT...]
 //	mitzbloom inspect [-json] [-p P] [-max-bytes N] FILE...
 //	mitzbloom query [-funnel F] [-q] [-max-bytes N] FILE [KEY...]
-//	mitzbloom merge -o OUT [-max-bytes N] A B...
+//	mitzbloom merge -o OUT [-max-bytes N] [-force] A B...
 //	mitzbloom help [COMMAND]
 //
 // Flags may come before, between and after the other arguments; after "--"
@@ -36,7 +36,7 @@
 //
 // Usage:
 //
-//	mitzbloom build [-n N] -p P [-funnel F] [-strategy mitz64|mitz32] [-legacy-k] [-skip-bad] [-force] [-q] [-o FILE] [INPUT...]
+//	mitzbloom build [-n N] -p P [-funnel F] [-strategy mitz64|mitz32] [-legacy-k] [-scalable] [-skip-bad] [-force] [-q] [-o FILE] [INPUT...]
 //
 // Build reads one key per line from the INPUT files, or standard input if
 // there are none or for "-", and writes a filter sized as Guava's
@@ -51,6 +51,15 @@
 // than twice P, build writes nothing and fails, saying how many keys it read
 // and the -n that fits them; -force writes the filter all the same, with the
 // same warning on standard error.
+//
+// With -scalable, build writes a bloom.Scalable instead: stages of Guava
+// filters, oldest first, the first sized for N keys (1000 without -n, and
+// keys from standard input need none), each further one for twice the keys
+// of the one before at a lower rate, added as the keys come, so that the
+// false-positive probability stays below P however many keys there are. Java
+// reads the stages with BloomFilter.readFrom until the file ends, and a key
+// may be present when any stage says so; bloom.ReadScalable reads them with
+// the same N and P.
 //
 // Filters merge only when they have the same size, number of hash functions
 // and strategy, and hold keys of one funnel, which a file does not record:
@@ -93,19 +102,23 @@
 //	  	compute the number of hash functions as Guava 31.x and earlier do
 //	-n N
 //	  	the expected number of keys N, as Guava's create takes it
-//	  	(without -n: the number of lines of the INPUT files)
+//	  	(without -n: the number of lines of the INPUT files; with -scalable,
+//	  	the first stage's, 1000 without -n)
 //	-o FILE
 //	  	write the filter to FILE, replacing it only once the build succeeds
 //	  	(without -o, or -: standard output)
 //	-p P
 //	  	the false-positive probability P once N keys are in, in (0, 1); required
 //	-q	print no progress
+//	-scalable
+//	  	write a bloom.Scalable, which grows as keys come so that its
+//	  	false-positive probability stays below P however many there are
 //	-skip-bad
 //	  	skip lines that are not keys of the funnel, and count them, instead of
 //	  	failing
-//	-strategy mitz64|mitz32
-//	  	mitz64|mitz32: Guava's strategy, MURMUR128_MITZ_64 (its default) or
-//	  	MURMUR128_MITZ_32 (default "mitz64")
+//	-strategy S
+//	  	Guava's strategy S: mitz64, MURMUR128_MITZ_64 (its default), or
+//	  	mitz32, MURMUR128_MITZ_32 (default "mitz64")
 //
 // # Inspect
 //
@@ -126,7 +139,11 @@
 // A file holding two filters of the same shape is taken to be the two
 // generations of a bloom.Rotating, current first, as Rotating.WriteTo writes
 // them: inspect describes each and their union, and query answers from
-// either.
+// either. A file holding filters of one strategy, each larger than the one
+// before, is taken to be the stages of a bloom.Scalable, oldest first, as
+// Scalable.WriteTo writes them: inspect describes each stage, with its size,
+// fill ratio and rate, and their total, whose false-positive probability is
+// that of any stage answering "maybe", and query answers from any stage.
 //
 // Flags:
 //
@@ -171,7 +188,7 @@
 //
 // Usage:
 //
-//	mitzbloom merge -o OUT [-max-bytes N] A B...
+//	mitzbloom merge -o OUT [-max-bytes N] [-force] A B...
 //
 // Merge puts the filters B... into A, as Guava's A.putAll(B) does, and
 // writes the result to OUT. Filters of different sizes, numbers of hash
@@ -180,8 +197,20 @@
 // the funnel its keys were put with, so merge cannot check that the filters
 // share one.
 //
+// Like build, merge writes nothing and fails when the merged filter's
+// expected false-positive probability is more than twice P, the one its
+// filters were built with, saying about how many keys it holds (Guava's
+// approximateElementCount) and the -n to build the filters with instead;
+// -force writes it all the same, with the same warning. A file does not
+// record N and P either: merge works them out from the filters' size and
+// number of hash functions k, as inspect does, for the P inspect tries, and
+// for another P takes the largest that gives k, 2^(1/2-k).
+//
 // Flags:
 //
+//	-force
+//	  	write the merged filter even if its expected false-positive probability
+//	  	is more than twice the P its filters were built with, with a warning
 //	-max-bytes N
 //	  	refuse a file whose filters take more than N bytes, by their headers
 //	  	alone (0: no limit; a filter never takes much more memory than the bytes

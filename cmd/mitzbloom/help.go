@@ -54,7 +54,7 @@ func synopses() string {
 	return b.String()
 }
 
-const buildSynopsis = "[-n N] -p P [-funnel F] [-strategy mitz64|mitz32] [-legacy-k] [-skip-bad] [-force] [-q] [-o FILE] [INPUT...]"
+const buildSynopsis = "[-n N] -p P [-funnel F] [-strategy mitz64|mitz32] [-legacy-k] [-scalable] [-skip-bad] [-force] [-q] [-o FILE] [INPUT...]"
 
 const buildDoc = `
 Build reads one key per line from the INPUT files, or standard input if
@@ -70,6 +70,15 @@ key. When the finished filter's expected false-positive probability is more
 than twice P, build writes nothing and fails, saying how many keys it read
 and the -n that fits them; -force writes the filter all the same, with the
 same warning on standard error.
+
+With -scalable, build writes a bloom.Scalable instead: stages of Guava
+filters, oldest first, the first sized for N keys (1000 without -n, and
+keys from standard input need none), each further one for twice the keys
+of the one before at a lower rate, added as the keys come, so that the
+false-positive probability stays below P however many keys there are. Java
+reads the stages with BloomFilter.readFrom until the file ends, and a key
+may be present when any stage says so; bloom.ReadScalable reads them with
+the same N and P.
 
 Filters merge only when they have the same size, number of hash functions
 and strategy, and hold keys of one funnel, which a file does not record:
@@ -117,7 +126,11 @@ object per file, one per line.
 A file holding two filters of the same shape is taken to be the two
 generations of a bloom.Rotating, current first, as Rotating.WriteTo writes
 them: inspect describes each and their union, and query answers from
-either.
+either. A file holding filters of one strategy, each larger than the one
+before, is taken to be the stages of a bloom.Scalable, oldest first, as
+Scalable.WriteTo writes them: inspect describes each stage, with its size,
+fill ratio and rate, and their total, whose false-positive probability is
+that of any stage answering "maybe", and query answers from any stage.
 `
 
 const querySynopsis = "[-funnel F] [-q] [-max-bytes N] FILE [KEY...]"
@@ -134,7 +147,7 @@ certainly is not, and 2 on an error, such as a key the funnel cannot
 parse.
 `
 
-const mergeSynopsis = "-o OUT [-max-bytes N] A B..."
+const mergeSynopsis = "-o OUT [-max-bytes N] [-force] A B..."
 
 const mergeDoc = `
 Merge puts the filters B... into A, as Guava's A.putAll(B) does, and
@@ -143,4 +156,13 @@ functions or strategies cannot be merged: the error says so in Guava's
 words, and which flags of build make them alike. A file does not record
 the funnel its keys were put with, so merge cannot check that the filters
 share one.
+
+Like build, merge writes nothing and fails when the merged filter's
+expected false-positive probability is more than twice P, the one its
+filters were built with, saying about how many keys it holds (Guava's
+approximateElementCount) and the -n to build the filters with instead;
+-force writes it all the same, with the same warning. A file does not
+record N and P either: merge works them out from the filters' size and
+number of hash functions k, as inspect does, for the P inspect tries, and
+for another P takes the largest that gives k, 2^(1/2-k).
 `

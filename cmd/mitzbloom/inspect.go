@@ -16,11 +16,13 @@ import (
 // report is what inspect reports on a file, and its -json form.
 type report struct {
 	File string `json:"file"`
-	// Kind is "filter", or "rotating" for the two generations of a
-	// Rotating, which Generations describes, current first.
+	// Kind is "filter", "rotating" for the two generations of a Rotating,
+	// which Generations describes, current first, or "scalable" for the
+	// stages of a Scalable, which Stages describes, oldest first.
 	Kind string `json:"kind"`
 	filterReport
 	Generations []filterReport `json:"generations,omitempty"`
+	Stages      []filterReport `json:"stages,omitempty"`
 }
 
 // filterReport describes one filter, or the union of a Rotating's
@@ -91,6 +93,9 @@ func (e *env) inspect(fs *flagSet, args []string) int {
 
 func newReport(name string, filters []*bloom.Filter[[]byte], ps []float64) (report, error) {
 	r := report{File: name, Kind: "filter"}
+	if isScalable(filters) {
+		return newScalableReport(name, filters, ps), nil
+	}
 	if len(filters) == 1 {
 		r.filterReport = describeFilter(filters[0], ps)
 		return r, nil
@@ -130,6 +135,10 @@ func describeFilter(f *bloom.Filter[[]byte], ps []float64) filterReport {
 }
 
 func (r *report) writeText(w io.Writer) {
+	if r.Kind == "scalable" {
+		r.writeScalableText(w)
+		return
+	}
 	fmt.Fprintf(w, "file:                      %s\n", r.File)
 	if r.Kind == "rotating" {
 		fmt.Fprintf(w, "kind:                      Rotating snapshot, 2 generations; the union:\n")
@@ -147,7 +156,9 @@ func (r *filterReport) writeText(w io.Writer, indent string) {
 		fmt.Fprintf(w, "%s%-27s%s\n", indent, label+":", fmt.Sprintf(format, args...))
 	}
 	line("strategy", "%s (ordinal %d)", r.Strategy, r.StrategyOrdinal)
-	line("hash functions", "%d", r.HashFunctions)
+	if r.HashFunctions > 0 { // a Scalable's total has none
+		line("hash functions", "%d", r.HashFunctions)
+	}
 	line("bit size", "%d", r.BitSize)
 	line("bytes", "%d", r.Bytes)
 	line("bits set", "%d", r.BitCount)

@@ -19,9 +19,9 @@ import (
 const headerSize = 6
 
 var (
-	// errNotFilter reports a file that is neither one filter nor the two
-	// generations of a Rotating.
-	errNotFilter = errors.New("not a filter or a Rotating snapshot")
+	// errNotFilter reports a file that is neither one filter, nor the two
+	// generations of a Rotating, nor the stages of a Scalable.
+	errNotFilter = errors.New("not a filter, a Rotating snapshot or a Scalable")
 	// errNoOrdinal reports bytes that cannot begin a filter, whose first
 	// byte is its strategy's ordinal.
 	errNoOrdinal = errors.New("a filter begins with its strategy's ordinal, byte 0 or 1")
@@ -56,8 +56,8 @@ func displayName(name string) string {
 }
 
 // readFilters reads a file ("-": standard input) in Guava's writeTo format:
-// one filter, or the two generations, current first, that Rotating.WriteTo
-// writes. With maxBytes > 0 it refuses, by the headers alone, a file whose
+// one filter, the two generations, current first, that Rotating.WriteTo
+// writes, or the stages, oldest first, that Scalable.WriteTo writes. With maxBytes > 0 it refuses, by the headers alone, a file whose
 // filters take more bytes than that.
 func readFilters[T any](e *env, name string, f funnel.Funnel[T], maxBytes int64) ([]*bloom.Filter[T], error) {
 	r, closeFile, err := e.open(name)
@@ -109,6 +109,12 @@ func decodeFilters[T any](r io.Reader, f funnel.Funnel[T], maxBytes int64) ([]*b
 		return nil, fmt.Errorf("two filters of %d bytes, more than -max-bytes %d", size+size2, maxBytes)
 	case err != nil:
 		return nil, fmt.Errorf("after a filter of %d bytes: %w", size, err)
+	}
+	if second.BitSize() > first.BitSize() && second.Strategy() == first.Strategy() {
+		if limit >= 0 {
+			limit -= size2
+		}
+		return readStages(rest, f, limit, maxBytes, []*bloom.Filter[T]{first, second}, size+size2)
 	}
 	if second.BitSize() != first.BitSize() || second.NumHashFunctions() != first.NumHashFunctions() || second.Strategy() != first.Strategy() {
 		return nil, fmt.Errorf("%w: a filter of %d bytes is followed by a different one (%s, then %s)",

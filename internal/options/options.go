@@ -20,6 +20,10 @@ type Settings struct {
 	LegacyHashCount bool
 	PlainWrites     bool
 	Clock           Clock
+	// Growth and Tightening are a scalable filter's growth factor and
+	// tightening ratio.
+	Growth     int
+	Tightening float64
 	// Others are the options of packages built on bloom, in the order
 	// given; bloom's own constructors refuse them.
 	Others []Other
@@ -36,14 +40,21 @@ type Other struct {
 
 // Apply returns the settings opts make, from the defaults: the strategy
 // MURMUR128_MITZ_64, current Guava's number of hash functions, atomic
-// writes, and the system clock.
+// writes, the system clock, and stages that double in size and tighten
+// their rates by 0.9.
 func Apply[O ~func(Settings) Settings](opts []O) Settings {
-	s := Settings{Strategy: strategy.Murmur128Mitz64, Clock: SystemClock{}}
+	s := Settings{Strategy: strategy.Murmur128Mitz64, Clock: SystemClock{}, Growth: DefaultGrowth, Tightening: DefaultTightening}
 	for _, o := range opts {
 		s = o(s)
 	}
 	return s
 }
+
+// The defaults of a scalable filter's growth factor and tightening ratio.
+const (
+	DefaultGrowth     = 2
+	DefaultTightening = 0.9
+)
 
 // A Clock is what bloom.Clock is: the time, and timers.
 type Clock interface {

@@ -137,6 +137,15 @@ func (p Prober) MightContainMany(hs []Hash, k int, bits *bitarray.Array, out []b
 		}
 		return
 	}
+	p.MightContainManyPrefetched(hs, k, bits, out)
+}
+
+// MightContainManyPrefetched is MightContainMany with the prefetches of a
+// large array whatever the size of bits, for a caller that knows the array
+// to miss the caches though it is smaller than the threshold of
+// [Prefetches]: one of many that take turns, such as a bloom.Scalable's
+// older stages, which together outgrow the caches one alone fits.
+func (p Prober) MightContainManyPrefetched(hs []Hash, k int, bits *bitarray.Array, out []bool) {
 	var a, b lane
 	half := (len(hs) + 1) / 2
 	a.start(0, half)

@@ -62,3 +62,36 @@ func TestLargeArrayLookups(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchedSmallArray checks MightContainManyPrefetched, which takes
+// the prefetching path on any array, against MightContain on an array far
+// below the size where MightContainMany would.
+func TestPrefetchedSmallArray(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	w := bitarray.MakeWords(1000)
+	for i := range w {
+		w[i] = r.Uint64() | r.Uint64() // three quarters of the bits set
+	}
+	a := bitarray.FromWords(w)
+	require.False(t, Prefetches(a))
+	for _, mitz32 := range []bool{false, true} {
+		p := For(mitz32, false)
+		for _, k := range []int{1, 2, 5, 8} {
+			hs := make([]Hash, BatchSize)
+			for i := range hs {
+				hs[i] = Hash{r.Uint64(), r.Uint64()}
+			}
+			out := make([]bool, len(hs))
+			p.MightContainManyPrefetched(hs, k, a, out)
+			found := 0
+			for i, h := range hs {
+				require.Equal(t, p.MightContain(h.H1, h.H2, k, a), out[i], "mitz32=%v k=%d value %d", mitz32, k, i)
+				if out[i] {
+					found++
+				}
+			}
+			require.Positive(t, found, "mitz32=%v k=%d: no value present", mitz32, k)
+			require.Less(t, found, len(hs), "mitz32=%v k=%d: every value present", mitz32, k)
+		}
+	}
+}

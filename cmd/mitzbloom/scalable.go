@@ -1,0 +1,115 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+)
+
+// defaultScalableN is the first stage's N of build -scalable without -n.
+const defaultScalableN = 1000
+
+// readStages reads the rest of a Scalable's stages from r, after the
+// first ones, which took size bytes: filters of one strategy, each larger
+// than the one before, until r ends. limit is what -max-bytes leaves for
+// them, or negative for no limit.
+func readStages[T any](r io.Reader, f funnel.Funnel[T], limit, maxBytes int64, stages []*bloom.Filter[T], size int64) ([]*bloom.Filter[T], error) {
+	for {
+		last := stages[len(stages)-1]
+		next, n, err := readFilter(r, f, limit)
+		switch {
+		case errors.Is(err, io.EOF):
+			return stages, nil
+		case errors.Is(err, errNoOrdinal) || errors.Is(err, bloom.ErrCorrupt):
+			return nil, fmt.Errorf("%w: after %d stages of a Scalable, %d bytes: %w", errNotFilter, len(stages), size, err)
+		case errors.Is(err, errOverLimit):
+			return nil, fmt.Errorf("%d stages of a Scalable, %d bytes, and one of %d more: more than -max-bytes %d", len(stages), size, n, maxBytes)
+		case err != nil:
+			return nil, fmt.Errorf("after %d stages of a Scalable, %d bytes: %w", len(stages), size, err)
+		}
+		if next.BitSize() <= last.BitSize() || next.Strategy() != last.Strategy() {
+			return nil, fmt.Errorf("%w: stage %d of a Scalable (%s) is followed by one that is not larger (%s)",
+				errNotFilter, len(stages)-1, describe(last), describe(next))
+		}
+		stages = append(stages, next)
+		size += n
+		if limit >= 0 {
+			limit -= n
+		}
+	}
+}
+
+// isScalable reports whether filters, read by readFilters, are the stages
+// of a Scalable rather than one filter or a Rotating's generations, which
+// have one size.
+func isScalable[T any](filters []*bloom.Filter[T]) bool {
+	return len(filters) > 1 && filters[1].BitSize() != filters[0].BitSize()
+}
+
+// newScalableReport describes the stages of a Scalable, and their total:
+// the bits and bytes of all of them, the sum of their element counts, and
+// the probability that any of them answers "maybe" for a key never put,
+// 1 − (1−p₀)(1−p₁)…, as Scalable.ExpectedFPP computes it.
+func newScalableReport(name string, filters []*bloom.Filter[[]byte], ps []float64) report {
+	r := report{File: name, Kind: "scalable"}
+	total := &r.filterReport
+	for i, f := range filters {
+		s := describeFilter(f, ps)
+		if i > 0 {
+			// Stage i is sized for p·(1−r)·rⁱ, which no round p is:
+			// the first stage's sizings give n and p·(1−r), and the
+			// others' would only mislead.
+			s.Sizings = nil
+		}
+		r.Stages = append(r.Stages, s)
+		total.BitSize += s.BitSize
+		total.Bytes += s.Bytes
+		total.BitCount += s.BitCount
+		total.ApproximateElementCount = saturatingAdd(total.ApproximateElementCount, s.ApproximateElementCount)
+		total.ExpectedFPP = total.ExpectedFPP + s.ExpectedFPP - total.ExpectedFPP*s.ExpectedFPP
+	}
+	total.Strategy, total.StrategyOrdinal = r.Stages[0].Strategy, r.Stages[0].StrategyOrdinal
+	total.FillRatio = float64(total.BitCount) / float64(total.BitSize)
+	return r
+}
+
+// saturatingAdd adds two element counts, of which math.MaxInt64 means
+// unknown.
+func saturatingAdd(a, b int64) int64 {
+	if a > maxCount-b {
+		return maxCount
+	}
+	return a + b
+}
+
+const maxCount = 1<<63 - 1
+
+// writeScalableText writes the text form of a Scalable's report: the
+// total, then each stage, oldest first. The total has no number of hash
+// functions, which differs from stage to stage, nor sizings.
+func (r *report) writeScalableText(w io.Writer) {
+	fmt.Fprintf(w, "file:                      %s\n", r.File)
+	fmt.Fprintf(w, "kind:                      Scalable, %d stages; the total:\n", len(r.Stages))
+	r.filterReport.writeText(w, "")
+	for i, s := range r.Stages {
+		fmt.Fprintf(w, "stage %d:\n", i)
+		s.writeText(w, "  ")
+	}
+}
+
+// buildScalable is build -scalable: the keys go into a Scalable whose
+// first stage is sized for b.n keys, which grows as they come.
+func (k keyKind[T]) buildScalable(b *builder) error {
+	s, err := bloom.NewScalable(k.funnel, b.n, b.p, b.opts...)
+	if err != nil {
+		return err
+	}
+	if err := k.fill(b, s.PutMany); err != nil {
+		return err
+	}
+	b.filter, b.fpp = s, s.ExpectedFPP()
+	return nil
+}
