@@ -175,8 +175,8 @@ func BenchmarkFill(b *testing.B) {
 
 // BenchmarkPutNew sets a Put of new values, as BenchmarkFill's, beside a
 // MightContain of a full filter, as BenchmarkMightContain's, at sizes within
-// and beyond the caches: a Put that takes its k misses together costs about
-// what a lookup does.
+// and beyond the caches: what setting a new value's bits costs over reading
+// them.
 func BenchmarkPutNew(b *testing.B) {
 	for _, n := range []int64{1e4, 1e6, 1e7} {
 		b.Run(fmt.Sprintf("n=%d/op=Put", n), func(b *testing.B) { benchFill(b, n, false) })

@@ -6,7 +6,6 @@ package probe
 
 import (
 	"math"
-	mathbits "math/bits"
 
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 )
@@ -42,51 +41,13 @@ func (p Prober) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 }
 
 // put and mightContain hold both strategies' loops, so that the Prober
-// methods, a single call each, inline into the filter's. The branches on
-// plain and on the array's size go the same way for every value put in a
-// filter, so they are predicted and cost next to nothing; a helper holding
-// them would be too large to inline.
-//
-// An atomic OR is a locked instruction, which waits for every load before
-// it: a loop that loads a word and ORs it before loading the next takes a
-// filter's k cache misses one after another. Past the first-level cache,
-// put therefore loads the words of up to 64 bits at a time first, with
-// nothing between the loads, so that their misses overlap, and then sets
-// only the bits it found clear, in lines that are now in the cache. Set
-// loads the word again, so a bit that another goroutine set meanwhile is
-// not counted as changed by this call. An array within the first-level
-// cache has no misses to overlap, and there the second pass costs more
-// than it saves (BenchmarkPutNew; bench/results/choices.md). Plain writes
-// wait for nothing, so they keep the loop of one pass.
+// methods, a single call each, inline into the filter's. The branch on plain
+// goes the same way for every bit of a filter, so it is predicted and costs
+// next to nothing; a helper holding it would be too large to inline.
 func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	changed := false
-	onePass := plain || bits.WordCount() <= l1Words
 	if mitz32 {
 		p := NewMitz32(h1)
-		if onePass {
-			for i := range k {
-				if x := bits.Reduce(p.Combined(i)); plain {
-					changed = bits.SetPlain(x) || changed
-				} else {
-					changed = bits.Set(x) || changed
-				}
-			}
-			return changed
-		}
-		for lo := 0; lo < k; lo += 64 {
-			clear := uint64(0)
-			for i := lo; i < min(lo+64, k); i++ {
-				clear |= (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1) << (i - lo)
-			}
-			for ; clear != 0; clear &= clear - 1 {
-				i := lo + mathbits.TrailingZeros64(clear)
-				changed = bits.Set(bits.Reduce(p.Combined(i))) || changed
-			}
-		}
-		return changed
-	}
-	p := Mitz64{h1, h2}
-	if onePass {
 		for i := range k {
 			if x := bits.Reduce(p.Combined(i)); plain {
 				changed = bits.SetPlain(x) || changed
@@ -96,23 +57,16 @@ func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 		}
 		return changed
 	}
-	for lo := 0; lo < k; lo += 64 {
-		clear := uint64(0)
-		for i := lo; i < min(lo+64, k); i++ {
-			clear |= (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1) << (i - lo)
-		}
-		for ; clear != 0; clear &= clear - 1 {
-			i := lo + mathbits.TrailingZeros64(clear)
-			changed = bits.Set(bits.Reduce(p.Combined(i))) || changed
+	p := Mitz64{h1, h2}
+	for i := range k {
+		if x := bits.Reduce(p.Combined(i)); plain {
+			changed = bits.SetPlain(x) || changed
+		} else {
+			changed = bits.Set(x) || changed
 		}
 	}
 	return changed
 }
-
-// l1Words is the size, in words, of the largest array that put sets in one
-// pass: 16 KiB, within the first-level data cache of current x86 and ARM
-// cores (32 to 64 KiB), beside the caller's own data.
-const l1Words = 2048
 
 // mightContain tests the bits two at a time, with one branch per pair. On
 // a full filter about half the bits are set, so for an absent value a branch

@@ -57,15 +57,14 @@ func TestPutManyMatchesPut(t *testing.T) {
 }
 
 // TestPutAnswers requires Put to set exactly the bits of the strategy's
-// index sequence and to report whether it changed any, on arrays set in one
-// pass and in two (larger than l1Words), for k above 64, where the second
-// pass goes by chunks, too.
+// index sequence and to report whether it changed any, on arrays from one
+// word to past the first-level cache, for k from 1 to above 64.
 func TestPutAnswers(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, mitz32 := range []bool{false, true} {
 		for _, plain := range []bool{false, true} {
 			p := For(mitz32, plain)
-			for _, words := range []int{1, 150, l1Words, l1Words + 1, 3 * l1Words} {
+			for _, words := range []int{1, 150, 2048, 6144} {
 				for _, k := range []int{1, 7, 13, 64, 70} {
 					name := fmt.Sprintf("mitz32=%v/plain=%v/words=%d/k=%d", mitz32, plain, words, k)
 					a, ref := bitarray.New(words), bitarray.New(words)
