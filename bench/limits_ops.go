@@ -416,15 +416,15 @@ func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint6
 			}
 			runtime.KeepAlive(t)
 		}},
-		{Name: "MightContainMany/present", Target: 1.5, Lines: k, Run: func(b *testing.B) {
+		{Name: "MightContainMany/present", Target: 1.2, Lines: k, Run: func(b *testing.B) {
 			fx := get(b)
 			benchBatches(b, fx.present, fx.filter.MightContainMany)
 		}},
-		{Name: "MightContainMany/absent", Target: 2, Lines: absent, Run: func(b *testing.B) {
+		{Name: "MightContainMany/absent", Target: 1.5, Lines: absent, Run: func(b *testing.B) {
 			fx := get(b)
 			benchBatches(b, fx.absent, fx.filter.MightContainMany)
 		}},
-		{Name: "PutMany/fill", Target: 2, Lines: k, Run: func(b *testing.B) {
+		{Name: "PutMany/fill", Target: 1.5, Lines: k, Run: func(b *testing.B) {
 			fx := get(b)
 			b.ResetTimer()
 			fx.fill.run(b, b.N)

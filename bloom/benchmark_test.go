@@ -159,7 +159,6 @@ func BenchmarkMightContainMany(b *testing.B) {
 // WithUnsynchronizedWrites.
 func BenchmarkFill(b *testing.B) {
 	for _, n := range benchSizes {
-		keys := benchKeys(n, func(i int64) int64 { return i })
 		for _, m := range writeModes {
 			for _, batch := range []bool{false, true} {
 				op := "Put"
@@ -167,30 +166,51 @@ func BenchmarkFill(b *testing.B) {
 					op = "PutMany"
 				}
 				b.Run(fmt.Sprintf("n=%d/writes=%s/op=%s", n, m.name, op), func(b *testing.B) {
-					filter, err := bloom.New(funnel.Int64, n, 0.01, m.opts...)
-					if err != nil {
-						b.Fatal(err)
-					}
-					b.ReportAllocs()
-					for done := 0; done < b.N; {
-						chunk := keys[:min(len(keys), b.N-done)]
-						if batch {
-							for lo := 0; lo < len(chunk); lo += batchLen {
-								filter.PutMany(chunk[lo:min(lo+batchLen, len(chunk))])
-							}
-						} else {
-							for _, k := range chunk {
-								filter.Put(k)
-							}
-						}
-						done += len(chunk)
-						b.StopTimer()
-						filter, _ = bloom.New(funnel.Int64, n, 0.01, m.opts...)
-						b.StartTimer()
-					}
+					benchFill(b, n, batch, m.opts...)
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkPutNew sets a Put of new values, as BenchmarkFill's, beside a
+// MightContain of a full filter, as BenchmarkMightContain's, at sizes within
+// and beyond the caches: what setting a new value's bits costs over reading
+// them.
+func BenchmarkPutNew(b *testing.B) {
+	for _, n := range []int64{1e4, 1e6, 1e7} {
+		b.Run(fmt.Sprintf("n=%d/op=Put", n), func(b *testing.B) { benchFill(b, n, false) })
+		b.Run(fmt.Sprintf("n=%d/op=MightContain", n), func(b *testing.B) {
+			benchMightContain(b, funnel.Int64, n, strategy.Murmur128Mitz64, func(i int64) int64 { return i })
+		})
+	}
+}
+
+// benchFill puts b.N int64 keys into filters of n made with opts, each
+// filled from empty to n keys and then replaced, outside the timer, by an
+// empty one.
+func benchFill(b *testing.B, n int64, batch bool, opts ...bloom.Option) {
+	keys := benchKeys(n, func(i int64) int64 { return i })
+	filter, err := bloom.New(funnel.Int64, n, 0.01, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for done := 0; done < b.N; {
+		chunk := keys[:min(len(keys), b.N-done)]
+		if batch {
+			for lo := 0; lo < len(chunk); lo += batchLen {
+				filter.PutMany(chunk[lo:min(lo+batchLen, len(chunk))])
+			}
+		} else {
+			for _, k := range chunk {
+				filter.Put(k)
+			}
+		}
+		done += len(chunk)
+		b.StopTimer()
+		filter, _ = bloom.New(funnel.Int64, n, 0.01, opts...)
+		b.StartTimer()
 	}
 }
 

@@ -264,8 +264,8 @@ func (r *Rotating[T]) putHash(g *generations[T], h1, h2 uint64) bool {
 //
 // settle is small enough to inline, and the loop that puts again, which
 // runs only after a rotation, is a call of its own: with the loop inline
-// it was a call on every Put, which took Rotating.Put and PutMany 5 to 7%
-// longer at 1e4 keys.
+// it was a call on every Put, measurably slower in the caches
+// (BenchmarkRotatingPut).
 func (r *Rotating[T]) settle(g *generations[T], h1, h2 uint64) {
 	if r.gens.Load() != g {
 		r.putAgain(g, h1, h2)

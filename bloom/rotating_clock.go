@@ -9,10 +9,10 @@ import (
 // A Clock tells a [Rotating] the time and wakes it when a window ends.
 //
 // Rotating reads the clock only when a timer fires, a generation fills, or
-// Stats is called, never in Put or MightContain: reading the time costs as
-// much as a Put on some machines (time.Now took 60–80 ns, and a Put of a
-// string 40 ns, on the KVM guest where this was measured), so a timer that
-// fires once a window is far cheaper than a clock read per call.
+// Stats is called, never in Put or MightContain: under virtualization
+// reading the time can cost more than a Put (bench/results/choices.md), so
+// a timer that fires once a window is far cheaper than a clock read per
+// call.
 //
 // A Clock must be safe for concurrent use.
 type Clock interface {

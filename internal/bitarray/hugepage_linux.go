@@ -22,14 +22,12 @@ const hugePageSize = 2 << 20
 //
 // The advice covers only pages faulted in after it, and memory that the Go
 // heap hands out again has been faulted in already, in 4 KiB pages, by make
-// zeroing it (as have words decoded from a stream or copied). In bench's
-// limits report, a filter of 1e8 keys made after other work had none of its
-// 114 MiB on huge pages, and MADV_COLLAPSE, which moves the pages already
-// there onto huge pages at once, put 98% of it there: a lookup of a present
-// key went from 300 ns to 247, of an absent one from 203 to 168 (medians
-// of 6 runs of each, alternated, on a 2-vCPU AMD EPYC Zen 5 guest). It took
-// about 25 ms for those 114 MiB, half the time make takes to zero them,
-// and skips the ranges nothing has touched yet. Kernels before 6.1 reject
+// zeroing it (as have words decoded from a stream or copied), so such a
+// filter can have none of its memory on huge pages. MADV_COLLAPSE moves the
+// pages already there onto huge pages at once, in less time than make took
+// to zero them, and skips the ranges nothing has touched yet; bench's
+// limits report shows the share of a filter on huge pages, and
+// bench/results/choices.md what it changed. Kernels before 6.1 reject
 // it; the kernel's background collapsing is then all there is.
 //
 // It returns MADV_COLLAPSE's error, for tests: callers have nothing to do

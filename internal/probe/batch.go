@@ -10,12 +10,10 @@ import (
 // at once. On a filter larger than the caches a batch's probes are
 // prefetched round by round, so a round keeps up to BatchSize misses in
 // flight, more than the 20 or so a core tracks, and the rounds' last few
-// misses, which wait alone, are spread over many values. At 1e8 keys
-// (BenchmarkBatch with BatchSize = 256, one run, ns a value), batches of 32, 64, 128 and 256
-// took MightContainMany of present values 292, 269, 294 and 305 ns, and of
-// absent ones 124, 121, 124 and 105; 64 is the best for present values
-// and within noise for a mix, and its state (1 KB of hashes) is the
-// smallest of the three that are.
+// misses, which wait alone, are spread over many values. Of the sizes
+// BenchmarkBatch compares at 1e8 keys, 64 was the fastest for present
+// values and within noise for a mix (bench/results/choices.md), and its
+// state (1 KB of hashes) is the smallest of those that are.
 const BatchSize = 64
 
 // smallBatch is the batch of the loops that probe an array in the caches,
@@ -72,30 +70,29 @@ func (p Prober) Prefetch(hs []Hash, k int, bits *bitarray.Array) {
 // hashes, and leaves the same bits set.
 //
 // On a large array it works round by round, the jth bit of every value in
-// turn: it prefetches the round's words, then reads them, and then sets the
-// bits that were clear, in words that are in the cache by then. With atomic
-// writes that order matters most: an atomic OR waits for every load before
-// it, so interleaving ORs with the loads of a round would serialize the
-// misses that dominate the cost of a filter larger than the caches.
+// turn, in two lanes as MightContainMany does: a lane's round is
+// prefetched, and while the other lane's prefetches are in flight its words
+// are read and the bits that were clear are set, in words that are in the
+// cache by then. With atomic writes that order matters most: an atomic OR
+// waits for every load before it, so interleaving ORs with the loads of a
+// round would serialize the misses that dominate the cost of a filter
+// larger than the caches.
 func (p Prober) PutMany(hs []Hash, k int, bits *bitarray.Array) {
 	if Prefetches(bits) {
-		var idx [BatchSize]uint64
-		for j := range k {
-			for i := range hs {
-				idx[i] = bits.Reduce(p.combined(hs[i], j))
+		var a, b lane
+		half := (len(hs) + 1) / 2
+		a.start(0, half)
+		b.start(half, len(hs))
+		a.issue(p, hs, k, bits)
+		b.issue(p, hs, k, bits)
+		for a.busy(k) || b.busy(k) {
+			if a.busy(k) {
+				a.set(p, bits)
+				a.issue(p, hs, k, bits)
 			}
-			bits.Prefetch(idx[:len(hs)])
-			c := 0 // idx[:c] holds the bits that were clear
-			for _, x := range idx[:len(hs)] {
-				idx[c] = x
-				c += int(bits.Bit(x) ^ 1)
-			}
-			for _, x := range idx[:c] {
-				if p.plain {
-					bits.SetPlain(x)
-				} else {
-					bits.Set(x)
-				}
+			if b.busy(k) {
+				b.set(p, bits)
+				b.issue(p, hs, k, bits)
 			}
 		}
 		return
@@ -124,10 +121,13 @@ func (p Prober) PutMany(hs []Hash, k int, bits *bitarray.Array) {
 //
 // It works round by round, the jth bit of every value still alive, so that
 // the loads of different values overlap, and a value leaves the rounds at
-// its first clear bit. On a large array each round's words are prefetched
-// before its bits are tested, and the values still alive are kept in a list
-// updated without branches: on a full filter a bit is set or not about as
-// often, so a branch on it is mispredicted half the time.
+// its first clear bit. On a large array the batch goes in two lanes, each
+// a half of it: a lane's round is prefetched, and its bits are tested
+// while the other lane's prefetches are in flight, so that the core always
+// has misses outstanding instead of waiting for the last of a round's. The
+// values still alive are kept in a list updated without branches: on a
+// full filter a bit is set or not about as often, so a branch on it is
+// mispredicted half the time.
 func (p Prober) MightContainMany(hs []Hash, k int, bits *bitarray.Array, out []bool) {
 	if !Prefetches(bits) {
 		for len(hs) > 0 {
@@ -146,28 +146,91 @@ func (p Prober) MightContainMany(hs []Hash, k int, bits *bitarray.Array, out []b
 // [Prefetches]: one of many that take turns, such as a bloom.Scalable's
 // older stages, which together outgrow the caches one alone fits.
 func (p Prober) MightContainManyPrefetched(hs []Hash, k int, bits *bitarray.Array, out []bool) {
-	var live [BatchSize]uint8 // the values whose bits were all set so far
-	var idx [BatchSize]uint64
-	n := len(hs)
-	for i := range n {
-		live[i] = uint8(i)
-	}
-	for j := 0; j < k && n > 0; j++ {
-		for t, i := range live[:n] {
-			idx[t] = bits.Reduce(p.combined(hs[i], j))
+	var a, b lane
+	half := (len(hs) + 1) / 2
+	a.start(0, half)
+	b.start(half, len(hs))
+	a.issue(p, hs, k, bits)
+	b.issue(p, hs, k, bits)
+	for a.busy(k) || b.busy(k) {
+		if a.busy(k) {
+			a.test(bits)
+			a.issue(p, hs, k, bits)
 		}
-		bits.Prefetch(idx[:n])
-		m := 0
-		for t, i := range live[:n] {
-			live[m] = i
-			m += int(bits.Bit(idx[t]))
+		if b.busy(k) {
+			b.test(bits)
+			b.issue(p, hs, k, bits)
 		}
-		n = m
 	}
 	clear(out[:len(hs)])
-	for _, i := range live[:n] {
+	for _, i := range a.live[:a.n] {
 		out[i] = true
 	}
+	for _, i := range b.live[:b.n] {
+		out[i] = true
+	}
+}
+
+// A lane is one half of a batch that MightContainMany or PutMany probes:
+// the values still alive, the words of their current round and that
+// round's number.
+type lane struct {
+	live [BatchSize / 2]uint8
+	idx  [BatchSize / 2]uint64
+	n, j int
+}
+
+// start makes the values [lo, hi) of the batch l's, all alive, at round 0.
+func (l *lane) start(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		l.live[i-lo] = uint8(i)
+	}
+	l.n, l.j = hi-lo, 0
+}
+
+// busy reports whether l has a round left to test.
+func (l *lane) busy(k int) bool { return l.j < k && l.n > 0 }
+
+// issue computes and prefetches the words of round l.j of l's live values,
+// if l has that round.
+func (l *lane) issue(p Prober, hs []Hash, k int, bits *bitarray.Array) {
+	if !l.busy(k) {
+		return
+	}
+	for t, i := range l.live[:l.n] {
+		l.idx[t] = bits.Reduce(p.combined(hs[i], l.j))
+	}
+	bits.Prefetch(l.idx[:l.n])
+}
+
+// set sets the bits of round l.j that were clear and moves l to the next
+// round; the values stay alive, as every one of them has k rounds.
+func (l *lane) set(p Prober, bits *bitarray.Array) {
+	c := 0 // idx[:c] holds the bits that were clear
+	for _, x := range l.idx[:l.n] {
+		l.idx[c] = x
+		c += int(bits.Bit(x) ^ 1)
+	}
+	for _, x := range l.idx[:c] {
+		if p.plain {
+			bits.SetPlain(x)
+		} else {
+			bits.Set(x)
+		}
+	}
+	l.j++
+}
+
+// test keeps the values whose bit of round l.j is set and moves l to the
+// next round.
+func (l *lane) test(bits *bitarray.Array) {
+	m := 0
+	for t, i := range l.live[:l.n] {
+		l.live[m] = i
+		m += int(bits.Bit(l.idx[t]))
+	}
+	l.n = m
+	l.j++
 }
 
 // mightContainSmall is MightContainMany for at most smallBatch hashes in an

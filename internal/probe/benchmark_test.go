@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
@@ -61,7 +62,9 @@ func batches(b *testing.B, hs []Hash, batch int, f func(hs []Hash, out []bool)) 
 
 // BenchmarkBatch compares, on the 1e8-key array, MightContainMany and
 // PutMany with the paths of an array in the caches (no prefetches: the
-// batch code before prefetching), and in batches of 32 against BatchSize.
+// batch code before prefetching), in batches of 32 against BatchSize, and
+// the two lanes of MightContainMany and PutMany against one batch going
+// round by round.
 func BenchmarkBatch(b *testing.B) {
 	bigArray()
 	p := For(false, false)
@@ -75,6 +78,9 @@ func BenchmarkBatch(b *testing.B) {
 				batches(b, keys[name], size, func(hs []Hash, out []bool) { p.MightContainMany(hs, bigK, big.bits, out) })
 			})
 		}
+		b.Run("op=MightContainMany/keys="+name+"/path=rounds/batch="+strconv.Itoa(BatchSize), func(b *testing.B) {
+			batches(b, keys[name], BatchSize, func(hs []Hash, out []bool) { p.mightContainRounds(hs, bigK, big.bits, out) })
+		})
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	fresh := make([]Hash, 1<<20)
@@ -95,6 +101,9 @@ func BenchmarkBatch(b *testing.B) {
 			batches(b, fresh, size, func(hs []Hash, _ []bool) { p.PutMany(hs, bigK, big.bits) })
 		})
 	}
+	b.Run("op=PutMany/path=rounds/batch="+strconv.Itoa(BatchSize), func(b *testing.B) {
+		batches(b, fresh, BatchSize, func(hs []Hash, _ []bool) { p.putManyRounds(hs, bigK, big.bits) })
+	})
 }
 
 // BenchmarkSingle times single lookups on the 1e8-key array, chained (each
@@ -261,4 +270,111 @@ func pairsOf(idx []uint64, a *bitarray.Array) bool {
 		}
 	}
 	return i == len(idx) || a.Get(idx[i])
+}
+
+// BenchmarkPutNew times a single Put of a value whose bits are about half
+// clear, into arrays of the sizes of filters of 1e4 to 1e8 keys at p = 0.01
+// half of whose bits are set, beside MightContain of a present value on the
+// same array. After each pass over the values the array's words are put
+// back, outside the timer, so that every pass puts new values.
+func BenchmarkPutNew(b *testing.B) {
+	for _, n := range []int64{1e4, 3e4, 1e6, 1e7, 1e8} {
+		words := int(n*9585/1000/64) + 1
+		w := bitarray.MakeWords(words)
+		r := rand.New(rand.NewPCG(3, 4))
+		for i := range w {
+			w[i] = r.Uint64()
+		}
+		saved := append([]uint64(nil), w...)
+		a := bitarray.FromWords(w)
+		hs := make([]Hash, min(n/20, 1<<16))
+		for i := range hs {
+			hs[i] = Hash{r.Uint64(), r.Uint64()}
+		}
+		p := For(false, false)
+		b.Run(fmt.Sprintf("n=%.0e/op=Put", float64(n)), func(b *testing.B) {
+			changed := 0
+			for i := 0; i < b.N; i++ {
+				t := i % len(hs)
+				if t == 0 && i > 0 {
+					b.StopTimer()
+					copy(w, saved)
+					b.StartTimer()
+				}
+				if p.Put(hs[t].H1, hs[t].H2, bigK, a) {
+					changed++
+				}
+			}
+			b.StopTimer()
+			copy(w, saved)
+			sinkInt = changed
+		})
+		b.Run(fmt.Sprintf("n=%.0e/op=MightContain", float64(n)), func(b *testing.B) {
+			for _, h := range hs {
+				p.Put(h.H1, h.H2, bigK, a)
+			}
+			b.ResetTimer()
+			found := 0
+			for i := 0; i < b.N; i++ {
+				h := hs[i%len(hs)]
+				if p.MightContain(h.H1, h.H2, bigK, a) {
+					found++
+				}
+			}
+			b.StopTimer()
+			copy(w, saved)
+			sinkInt = found
+		})
+	}
+}
+
+var sinkInt int
+
+// mightContainRounds is MightContainMany on a large array in one lane, each
+// round prefetched and then tested, for BenchmarkBatch to compare: the
+// core waits for the last of a round's misses before the next round's
+// prefetches go out.
+func (p Prober) mightContainRounds(hs []Hash, k int, bits *bitarray.Array, out []bool) {
+	var live [BatchSize]uint8
+	var idx [BatchSize]uint64
+	n := len(hs)
+	for i := range n {
+		live[i] = uint8(i)
+	}
+	for j := 0; j < k && n > 0; j++ {
+		for t, i := range live[:n] {
+			idx[t] = bits.Reduce(p.combined(hs[i], j))
+		}
+		bits.Prefetch(idx[:n])
+		m := 0
+		for t, i := range live[:n] {
+			live[m] = i
+			m += int(bits.Bit(idx[t]))
+		}
+		n = m
+	}
+	clear(out[:len(hs)])
+	for _, i := range live[:n] {
+		out[i] = true
+	}
+}
+
+// putManyRounds is PutMany on a large array in one lane, for BenchmarkBatch
+// to compare, as mightContainRounds is MightContainMany.
+func (p Prober) putManyRounds(hs []Hash, k int, bits *bitarray.Array) {
+	var idx [BatchSize]uint64
+	for j := range k {
+		for i := range hs {
+			idx[i] = bits.Reduce(p.combined(hs[i], j))
+		}
+		bits.Prefetch(idx[:len(hs)])
+		c := 0
+		for _, x := range idx[:len(hs)] {
+			idx[c] = x
+			c += int(bits.Bit(x) ^ 1)
+		}
+		for _, x := range idx[:c] {
+			bits.Set(x)
+		}
+	}
 }

@@ -72,38 +72,21 @@ func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 // a full filter about half the bits are set, so for an absent value a branch
 // per bit is a coin toss that the CPU mispredicts about as often as not, and
 // a misprediction throws away the work it did past the branch. A pair's two
-// loads are issued together, and the pair's branch is better predicted. In
-// a loop that branches on each answer, as callers do (BenchmarkMightContain
-// in package bloom), this took 25 ns to 21 at 1e4 keys and 34 to 30 at 1e6;
-// in bench's workloads, which only store the answers, it changed nothing
-// measurable. Reading all k bits before a single branch reads k cache lines
-// for every value, where an absent one needs about two: at 1e8 keys that
-// was up to 45% slower.
+// loads are issued together, and the pair's branch is better predicted.
+// Reading all k bits before a single branch reads k cache lines for every
+// value, where an absent one needs about two.
 //
 // On a filter larger than the caches, a present value's k loads are
 // already in flight together: the branch after each pair is predicted to
 // go on, so the CPU issues the next pairs' loads before the first ones
-// return. BenchmarkSingle times, at 1e8 keys, lookups chained to the
-// answer before, each of which waits for its loads: a present value's took
-// 231 ns where k random loads issued together took 228 and one dependent
-// load 199 (2-vCPU AMD EPYC Zen 5 guest, medians of 8). Nothing is left to
-// overlap: every other order it compares, in the same run, is slower for a
-// present value's chained lookup, and those that prefetch or load all k
-// words are much slower for absent values, which are most of what a
-// filter answers (ns, chained and independent lookups):
-//
-//	                              present    absent     half and half
-//	pairs (this loop)             231  185   131  123   246  160
-//	prefetch all k, then pairs    261  257   227  233   265  244
-//	first pair, prefetch k−2      265  260   250  268   259  238
-//	all k loads, one branch       246  187   315  197   244  191
-//	first pair, k−2 branch-free   239  178   114  101   240  140–230
-//
-// A prefetch makes an absent value's lookup wait for k lines where it
-// needs about two, and holds miss buffers that the next lookups would use.
-// Testing the bits after the first pair without branches made absent
-// values faster, but a mix of values 12% faster or 40% slower from run
-// to run. MightContainMany prefetches.
+// return, and a chained lookup of a present value takes about what k loads
+// issued together take. Every other order of the loads that BenchmarkSingle
+// compares was slower for present values, and those that prefetch or load
+// all k words much slower for absent ones, which are most of what a filter
+// answers: a prefetch makes an absent value's lookup wait for k lines where
+// it needs about two, and holds miss buffers that the next lookups would
+// use. bench/results/choices.md has the figures. MightContainMany
+// prefetches.
 func mightContain(mitz32 bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	i := 0
 	if mitz32 {

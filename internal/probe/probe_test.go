@@ -55,3 +55,40 @@ func TestPutManyMatchesPut(t *testing.T) {
 		}
 	}
 }
+
+// TestPutAnswers requires Put to set exactly the bits of the strategy's
+// index sequence and to report whether it changed any, on arrays from one
+// word to past the first-level cache, for k from 1 to above 64.
+func TestPutAnswers(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, mitz32 := range []bool{false, true} {
+		for _, plain := range []bool{false, true} {
+			p := For(mitz32, plain)
+			for _, words := range []int{1, 150, 2048, 6144} {
+				for _, k := range []int{1, 7, 13, 64, 70} {
+					name := fmt.Sprintf("mitz32=%v/plain=%v/words=%d/k=%d", mitz32, plain, words, k)
+					a, ref := bitarray.New(words), bitarray.New(words)
+					hs := make([]Hash, min(4*words*64/k, 1000))
+					for i := range hs {
+						hs[i] = Hash{r.Uint64(), r.Uint64()}
+					}
+					for _, h := range append(hs, hs[:len(hs)/4]...) { // some put again
+						want := false
+						for i := range k {
+							var c uint64
+							if mitz32 {
+								c = NewMitz32(h.H1).Combined(i)
+							} else {
+								c = Mitz64{h.H1, h.H2}.Combined(i)
+							}
+							want = ref.Set(c%uint64(words*64)) || want
+						}
+						require.Equal(t, want, p.Put(h.H1, h.H2, k, a), "%s: Put's answer", name)
+						require.True(t, p.MightContain(h.H1, h.H2, k, a), "%s: MightContain after Put", name)
+					}
+					require.True(t, a.Equal(ref), "%s: Put set different bits", name)
+				}
+			}
+		}
+	}
+}
