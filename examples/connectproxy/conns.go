@@ -173,6 +173,10 @@ func (c *limitedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// NetConn returns the connection underneath, for the tunnels that splice
+// between TCP connections.
+func (c *limitedConn) NetConn() net.Conn { return c.Conn }
+
 // CloseWrite passes a tunnel's end of one direction on to the client, as
 // the net.TCPConn underneath does.
 func (c *limitedConn) CloseWrite() error {

@@ -227,8 +227,8 @@ func TestMetrics(t *testing.T) {
 		`connectproxy_repeats_total{kind="destination"}`:                          0,
 		`connectproxy_filter_rotations_total{kind="destination"}`:                 0,
 		`connectproxy_filter_early_rotations_total{kind="client"}`:                0,
-		`connectproxy_filter_expected_fpp{kind="client"}`:                         p.clients.Stats().ExpectedFPP,
-		`connectproxy_filter_fill_ratio{kind="destination",generation="current"}`: p.dests.Stats().Current.FillRatio,
+		`connectproxy_filter_expected_fpp{kind="client"}`:                         p.seen.clients.Stats().ExpectedFPP,
+		`connectproxy_filter_fill_ratio{kind="destination",generation="current"}`: p.seen.dests.Stats().Current.FillRatio,
 	} {
 		if assert.Contains(t, samples, name) {
 			assert.Equal(t, want, samples[name], name)

@@ -36,6 +36,10 @@ func (m *fakeMachine) set(ps ...string) {
 	m.prefixes.Store(&list)
 }
 
+// noLocalRoutes is a kernel that routes nothing to this machine but its
+// interfaces' addresses, for tests whose fake machine has the addresses.
+func noLocalRoutes(netip.Addr) (bool, error) { return false, nil }
+
 func (m *fakeMachine) list() ([]netip.Prefix, error) {
 	m.lists.Add(1)
 	if err := m.err.Load(); err != nil {
@@ -159,24 +163,30 @@ func TestMachineRefresh(t *testing.T) {
 func TestInterfacePrefixes(t *testing.T) {
 	ps, err := interfacePrefixes()
 	require.NoError(t, err)
-	m, err := newMachine(interfacePrefixes, time.Now, slog.New(slog.DiscardHandler))
+	// Without the kernel's routes: the list alone.
+	m, err := newMachine(interfacePrefixes, noLocalRoutes, time.Now, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
+	contains := func(a netip.Addr) bool {
+		mine, err := m.contains(a)
+		require.NoError(t, err)
+		return mine
+	}
 	addrs, err := net.InterfaceAddrs()
 	require.NoError(t, err)
 	require.NotEmpty(t, addrs)
 	for _, a := range addrs {
 		n := a.(*net.IPNet)
 		ip, _ := netip.AddrFromSlice(n.IP)
-		assert.True(t, m.contains(canonical(ip)), "%v is this machine's, in %v", ip, ps)
+		assert.True(t, contains(canonical(ip)), "%v is this machine's, in %v", ip, ps)
 		if ip = canonical(ip); ip == netip.MustParseAddr("127.0.0.1") {
 			if ones, _ := n.Mask.Size(); ones == 8 {
-				assert.True(t, m.contains(netip.MustParseAddr("127.1.2.3")), "all of 127.0.0.0/8 is")
+				assert.True(t, contains(netip.MustParseAddr("127.1.2.3")), "all of 127.0.0.0/8 is")
 			}
 		}
 	}
-	assert.True(t, m.contains(netip.IPv4Unspecified()), "0.0.0.0 reaches this machine")
-	assert.True(t, m.contains(netip.IPv6Unspecified()))
-	assert.False(t, m.contains(netip.MustParseAddr("2606:4700::1111")))
+	assert.True(t, contains(netip.IPv4Unspecified()), "0.0.0.0 reaches this machine")
+	assert.True(t, contains(netip.IPv6Unspecified()))
+	assert.False(t, contains(netip.MustParseAddr("2606:4700::1111")))
 	t.Logf("this machine: %v", ps)
 }
 

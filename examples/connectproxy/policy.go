@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -109,4 +111,72 @@ func (p Policy) addrRefusal(addr netip.Addr) refusal {
 		}
 	}
 	return specialRefusal(addr)
+}
+
+// check returns why the proxy refuses any of addrs, in canonical form, with
+// port, for r, whose target named host; and the error of a failed route
+// lookup, for the log. Every address must pass: a name that resolves to a
+// public and a private address is refused. The proxy's own listeners are
+// refused first, whatever the policy says, then what the policy refuses,
+// then this machine's addresses, unless AllowMachine. A NAT64 address is
+// also the IPv4 address it embeds, which the translator forwards to, and
+// which may be this machine's.
+//
+// The address checked is the one dialled (see dialAny), so that a name that
+// resolves to a public address when checked cannot connect to a private
+// one.
+func (p *Proxy) check(r *http.Request, host string, addrs []netip.Addr, port uint16) (refusal, error) {
+	named := p.cfg.Policy.allowsHost(host)
+	for _, a := range addrs {
+		reaches := []netip.Addr{a}
+		if nat64.Contains(a) {
+			reaches = append(reaches, embedded4(a))
+		}
+		for _, b := range reaches {
+			if self, err := p.isSelf(netip.AddrPortFrom(b, port), r); self {
+				return refusalSelf, err
+			}
+		}
+		if !named {
+			if why := p.cfg.Policy.addrRefusal(a); why != refusalNone {
+				return why, nil
+			}
+		}
+		if p.cfg.AllowMachine {
+			continue
+		}
+		for _, b := range reaches {
+			if mine, err := p.machine.contains(b); mine {
+				return refusalMachine, err
+			}
+		}
+	}
+	return refusalNone, nil
+}
+
+// isSelf reports whether dst, in canonical form, is where the proxy
+// listens. A listener on an unspecified address listens on every address of
+// the machine, among them the one r came in on and those routed to it.
+func (p *Proxy) isSelf(dst netip.AddrPort, r *http.Request) (bool, error) {
+	self := p.cfg.Self
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if ap, err := netip.ParseAddrPort(local.String()); err == nil {
+			self = append(self[:len(self):len(self)], ap)
+		}
+	}
+	for _, s := range self {
+		if s.Port() != dst.Port() {
+			continue
+		}
+		a := canonical(s.Addr())
+		if a == dst.Addr() {
+			return true, nil
+		}
+		if a.IsUnspecified() {
+			if mine, err := p.machine.contains(dst.Addr()); mine {
+				return true, err
+			}
+		}
+	}
+	return false, nil
 }

@@ -97,6 +97,10 @@ func startProxyConns(t testing.TB, cfg Config, to Timeouts, maxConns int) *proxy
 	if cfg.Resolver == nil {
 		cfg.Resolver = fakeResolver{}
 	}
+	if cfg.LocalAddrs != nil && cfg.LocalRoute == nil {
+		// A fake machine has the addresses it lists and no others.
+		cfg.LocalRoute = noLocalRoutes
+	}
 	pt := &proxyUnderTest{clock: clock, log: &syncBuffer{}}
 	cfg.Log = slog.New(slog.NewTextHandler(pt.log, nil))
 	dial := cfg.Dial
@@ -157,7 +161,7 @@ func (p *proxyUnderTest) stats(t *testing.T) Stats {
 }
 
 // waitTunnels waits until every tunnel opened so far has ended.
-func (p *proxyUnderTest) waitTunnels() { p.wg.Wait() }
+func (p *proxyUnderTest) waitTunnels() { p.tunnels.wg.Wait() }
 
 func get(t *testing.T, c *http.Client, u string) string {
 	t.Helper()

@@ -59,15 +59,16 @@ type GenerationStats struct {
 
 // Stats returns p's counters and its filters' statistics.
 func (p *Proxy) Stats() Stats {
+	ts, s := &p.tunnels, p.seen
 	return Stats{
 		Tunnels: TunnelStats{
-			Total:     p.tunnels.Load(),
-			Active:    p.active.Load(),
-			BytesUp:   p.bytesUp.Load(),
-			BytesDown: p.bytesDown.Load(),
+			Total:     ts.total.Load(),
+			Active:    ts.active.Load(),
+			BytesUp:   ts.bytesUp.Load(),
+			BytesDown: ts.bytesDown.Load(),
 		},
-		Destinations: SeenStats{FirstSeen: p.newDests.Load(), Repeats: p.seenDests.Load(), Filter: filterStats(p.dests.Stats())},
-		Clients:      SeenStats{FirstSeen: p.newClients.Load(), Repeats: p.seenClients.Load(), Filter: filterStats(p.clients.Stats())},
+		Destinations: SeenStats{FirstSeen: s.newDests.Load(), Repeats: s.repeatDests.Load(), Filter: filterStats(s.dests.Stats())},
+		Clients:      SeenStats{FirstSeen: s.newClients.Load(), Repeats: s.repeatClients.Load(), Filter: filterStats(s.clients.Stats())},
 		Connections:  p.connStats(),
 		Rejected:     p.rejected(),
 	}
