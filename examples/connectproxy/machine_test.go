@@ -15,11 +15,31 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fakeMachine is a machine's list of addresses that a test can change.
+// fakeMachine is a machine's list of addresses that a test can change,
+// and the prefixes its kernel routes to it besides (AnyIP).
 type fakeMachine struct {
 	prefixes atomic.Pointer[[]netip.Prefix]
 	err      atomic.Pointer[error]
 	lists    atomic.Int64
+
+	routes   []netip.Prefix
+	routeErr error
+	lookups  atomic.Int64
+}
+
+// route is the fake machine's kernel: every address of its list, and of
+// its local routes, is delivered locally.
+func (m *fakeMachine) route(a netip.Addr) (bool, error) {
+	m.lookups.Add(1)
+	if m.routeErr != nil {
+		return false, m.routeErr
+	}
+	for _, p := range append(*m.prefixes.Load(), m.routes...) {
+		if p.Contains(a) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func newFakeMachine(ps ...string) *fakeMachine {

@@ -50,6 +50,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal, a second one ends the program at
+		// once, as if it had not asked for signals.
+		<-ctx.Done()
+		stop()
+	}()
 	err := run(ctx, os.Args[1:], os.Stderr)
 	stop()
 	var usage usageError
@@ -217,10 +223,14 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 	}
 	select {
 	case err = <-served:
+		logger.Error("shutting down", "err", err)
 	case <-ctx.Done():
+		st := p.Stats()
+		logger.Info("shutting down", "cause", context.Cause(ctx), "tunnels", st.Tunnels.Active, "connections", st.Connections["proxy"].Active)
 	}
-	// Closing p first stops the dials that handlers wait for, so that
-	// Shutdown does not wait for them.
+	// Closing p first stops the dials that handlers wait for and ends the
+	// tunnels, so that Shutdown, which stops the listeners and waits for
+	// the requests in progress, does not wait for them.
 	p.Close()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	for _, srv := range servers {
@@ -229,6 +239,8 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 		}
 	}
 	cancel()
+	st := p.Stats()
+	logger.Info("stopped", "tunnels_total", st.Tunnels.Total, "bytes_up", st.Tunnels.BytesUp, "bytes_down", st.Tunnels.BytesDown)
 	return err
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -286,6 +287,7 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, why refusal, deta
 	}
 	p.cfg.Log.Info("refused "+r.Method, attrs...)
 	w.Header().Set("Connection", "close")
+	w.Header().Set("Proxy-Status", fmt.Sprintf("connectproxy; error=%s; details=%q", info.proxyStatus, info.reason))
 	http.Error(w, info.reason, info.status)
 }
 
