@@ -55,7 +55,7 @@ func BenchmarkTunnel(b *testing.B) {
 			echo := echoServer(b)
 			var p *proxyUnderTest
 			if via == "proxy" {
-				p = startProxy(b, Config{})
+				p = startProxy(b, config{})
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -109,7 +109,7 @@ func BenchmarkThroughput(b *testing.B) {
 			b.Run("dir="+dir+"/via="+via, func(b *testing.B) {
 				var p *proxyUnderTest
 				if via == "proxy" {
-					p = startProxy(b, Config{})
+					p = startProxy(b, config{})
 				}
 				server := sinkServer(b)
 				if dir == "down" {
@@ -162,7 +162,7 @@ func inUse() uint64 {
 func BenchmarkIdleMemory(b *testing.B) {
 	b.Run("what=tunnel", func(b *testing.B) {
 		echo := echoServer(b)
-		p := startProxyConns(b, Config{MaxTunnels: b.N + 1, MaxClientTunnels: b.N + 1}, Timeouts{}, b.N+1)
+		p := startProxyConns(b, config{MaxTunnels: b.N + 1, MaxClientTunnels: b.N + 1}, serverTimeouts{}, b.N+1)
 		hold := func(p *proxyUnderTest) uint64 {
 			conns := make([]net.Conn, b.N)
 			for i := range conns {
@@ -181,7 +181,7 @@ func BenchmarkIdleMemory(b *testing.B) {
 		p.waitTunnels()
 	})
 	b.Run("what=connection", func(b *testing.B) {
-		p := startProxyConns(b, Config{}, Timeouts{}, b.N+1)
+		p := startProxyConns(b, config{}, serverTimeouts{}, b.N+1)
 		queue, err := net.Listen("tcp", "127.0.0.1:0") // never accepts
 		if err != nil {
 			b.Fatal(err)
@@ -203,7 +203,7 @@ func BenchmarkIdleMemory(b *testing.B) {
 		}
 		queued := hold(queue.Addr().String(), func() {})
 		idle := hold(p.url.Host, func() {
-			for s := p.Stats().Connections["proxy"]; s.Idle < int64(b.N); s = p.Stats().Connections["proxy"] {
+			for s := p.snapshot().Connections["proxy"]; s.Idle < int64(b.N); s = p.snapshot().Connections["proxy"] {
 				time.Sleep(time.Millisecond)
 			}
 		})

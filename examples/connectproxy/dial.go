@@ -27,7 +27,7 @@ const (
 )
 
 // resolve returns host's addresses, in canonical form and each once.
-func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, refusal, error) {
+func (p *proxy) resolve(ctx context.Context, host string) ([]netip.Addr, refusal, error) {
 	if addr, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{canonical(addr)}, refusalNone, nil
 	}
@@ -89,7 +89,7 @@ type attempt struct {
 // Happy Eyeballs does (see attemptDelay), up to maxAttempts at once, each
 // within a share of what is left of ctx's deadline: that time divided by
 // the addresses not yet tried, but at least minAttempt.
-func (p *Proxy) dialAny(ctx context.Context, addrs []netip.Addr, port uint16) (net.Conn, netip.AddrPort, error) {
+func (p *proxy) dialAny(ctx context.Context, addrs []netip.Addr, port uint16) (net.Conn, netip.AddrPort, error) {
 	addrs = interleave(addrs)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -148,7 +148,7 @@ func (p *Proxy) dialAny(ctx context.Context, addrs []netip.Addr, port uint16) (n
 // dialRefusal returns why dialAny's err refuses a tunnel: the proxy closing,
 // an address that did not answer in time (504), or every address refusing
 // or unreachable (502).
-func (p *Proxy) dialRefusal(err error) refusal {
+func (p *proxy) dialRefusal(err error) refusal {
 	switch {
 	case p.dialing.Err() != nil:
 		return refusalShutdown

@@ -40,7 +40,7 @@ func TestAnswersArrive(t *testing.T) {
 	const serverTimeout = 100 * time.Millisecond
 	const dialTimeout = 3 * serverTimeout
 	bh := &blackHole{dead: map[string]bool{"127.0.0.3": true}}
-	p := startProxyTimeouts(t, Config{
+	p := startProxyTimeouts(t, config{
 		DialTimeout:  dialTimeout,
 		Policy:       mustPolicy(t, "443", "127.0.0.0/8"),
 		AllowMachine: true,
@@ -52,7 +52,7 @@ func TestAnswersArrive(t *testing.T) {
 			}
 			return bh.dial(ctx, network, address)
 		},
-	}, Timeouts{ReadHeader: serverTimeout})
+	}, serverTimeouts{ReadHeader: serverTimeout})
 	start := time.Now()
 	status, body := p.statusOf(t, "127.0.0.3:443")
 	assert.Equal(t, http.StatusGatewayTimeout, status)
@@ -61,7 +61,7 @@ func TestAnswersArrive(t *testing.T) {
 	status, body = p.statusOf(t, "127.0.0.4:443")
 	assert.Equal(t, http.StatusBadGateway, status)
 	assert.Equal(t, "cannot reach destination\n", body)
-	s := p.Stats()
+	s := p.snapshot()
 	assert.EqualValues(t, 1, s.Rejected["timeout"])
 	assert.EqualValues(t, 1, s.Rejected["unreachable"])
 }
@@ -74,7 +74,7 @@ func TestHappyEyeballs(t *testing.T) {
 	echo := echoServer(t)
 	_, port, _ := net.SplitHostPort(echo)
 	bh := &blackHole{dead: map[string]bool{"127.0.0.3": true, "::1": true}}
-	p := startProxy(t, Config{
+	p := startProxy(t, config{
 		DialTimeout: time.Hour,
 		Dial:        bh.dial,
 		Resolver: fakeResolver{
@@ -90,7 +90,7 @@ func TestHappyEyeballs(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return bh.abandoned.Load() == 2 }, hangGuard, time.Millisecond, "the dead attempts are cancelled")
 	assert.EqualValues(t, 4, p.dials.Load())
-	assert.EqualValues(t, 2, p.Stats().Tunnels.Total)
+	assert.EqualValues(t, 2, p.snapshot().Tunnels.Total)
 }
 
 // TestAttemptTimeouts checks that each address has a share of the dial
@@ -102,7 +102,7 @@ func TestAttemptTimeouts(t *testing.T) {
 	echo := echoServer(t)
 	_, port, _ := net.SplitHostPort(echo)
 	bh := &blackHole{dead: map[string]bool{"127.0.0.3": true, "127.0.0.4": true}}
-	p := startProxy(t, Config{
+	p := startProxy(t, config{
 		DialTimeout: 3 * minAttempt,
 		Dial:        bh.dial,
 		Resolver: fakeResolver{
@@ -116,7 +116,7 @@ func TestAttemptTimeouts(t *testing.T) {
 	conn.Close()
 	assert.EqualValues(t, 3, p.dials.Load())
 
-	p2 := startProxy(t, Config{
+	p2 := startProxy(t, config{
 		DialTimeout:  300 * time.Millisecond,
 		Dial:         bh.dial,
 		Resolver:     fakeResolver{"all-dead.test": addrs("127.0.0.3", "127.0.0.4")},

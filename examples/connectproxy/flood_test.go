@@ -52,11 +52,11 @@ func TestFloodUnderDescriptorLimit(t *testing.T) {
 		require.Equal(t, "ping", string(back))
 		return conn, br
 	}
-	stats := func() Stats {
+	stats := func() statsJSON {
 		t.Helper()
 		status, body := getClose(t, addr, "/stats")
 		require.Equal(t, http.StatusOK, status)
-		var s Stats
+		var s statsJSON
 		require.NoError(t, json.Unmarshal(body, &s))
 		return s
 	}

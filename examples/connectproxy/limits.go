@@ -6,7 +6,7 @@ import (
 )
 
 // limits counts the tunnels open and being opened, in all and by client
-// address, against Config.MaxTunnels and MaxClientTunnels. The cap on client
+// address, against config.MaxTunnels and MaxClientTunnels. The cap on client
 // connections, tunnels' included, is connLimiter's.
 type limits struct {
 	max, maxClient int

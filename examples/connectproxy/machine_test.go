@@ -80,7 +80,7 @@ func TestMachineAddresses(t *testing.T) {
 	m := newFakeMachine("9.9.9.9/32", "2620:fe::9/128", "127.0.0.0/8", "::1/128")
 	resolver := fakeResolver{"me.test": addrs("9.9.9.9"), "me6.test": addrs("2620:fe::9"), "echo.test": addrs("127.0.0.1")}
 	policy := mustPolicy(t, "443,"+port, "9.9.9.9/32,2620:fe::/32,127.0.0.0/8,me.test,echo.test")
-	p := startProxy(t, Config{Policy: policy, Resolver: resolver, LocalAddrs: m.list})
+	p := startProxy(t, config{Policy: policy, Resolver: resolver, LocalAddrs: m.list})
 	for _, target := range []string{
 		"9.9.9.9:443",
 		"[::ffff:9.9.9.9]:443",
@@ -99,13 +99,13 @@ func TestMachineAddresses(t *testing.T) {
 	}
 	status, _ := p.statusOf(t, "[2620:fe::9%25eth0]:443")
 	assert.Equal(t, http.StatusBadRequest, status, "a zone is refused")
-	assert.EqualValues(t, 10, p.Stats().Rejected["this_machine"])
+	assert.EqualValues(t, 10, p.snapshot().Rejected["this_machine"])
 	assert.Zero(t, p.dials.Load())
 
 	// With AllowMachine, the policy judges them like any other: 127.0.0.0/8
 	// is listed, so the echo server is reached; 127.0.0.1 on the proxy's
 	// own port is still the proxy.
-	p2 := startProxy(t, Config{Policy: mustPolicy(t, "1-65535", "127.0.0.0/8"), Resolver: resolver, LocalAddrs: m.list, AllowMachine: true})
+	p2 := startProxy(t, config{Policy: mustPolicy(t, "1-65535", "127.0.0.0/8"), Resolver: resolver, LocalAddrs: m.list, AllowMachine: true})
 	for _, target := range []string{echo, "echo.test:" + port} {
 		conn, _ := p2.openTunnel(t, target)
 		conn.Close()
@@ -116,7 +116,7 @@ func TestMachineAddresses(t *testing.T) {
 	}
 	status, _ = p2.statusOf(t, "[::1]:"+port)
 	assert.Equal(t, http.StatusForbidden, status, "::1 is not listed")
-	s := p2.Stats()
+	s := p2.snapshot()
 	assert.EqualValues(t, 2, s.Rejected["proxy_itself"])
 	assert.EqualValues(t, 1, s.Rejected["loopback"])
 	assert.Zero(t, s.Rejected["this_machine"])
@@ -126,7 +126,7 @@ func TestMachineAddresses(t *testing.T) {
 // address is the proxy on every address of the machine.
 func TestMachineWildcardListener(t *testing.T) {
 	m := newFakeMachine("9.9.9.9/32", "127.0.0.0/8")
-	p := startProxy(t, Config{
+	p := startProxy(t, config{
 		Policy:       mustPolicy(t, "1-65535", "0.0.0.0/0"),
 		Self:         []netip.AddrPort{netip.MustParseAddrPort("[::]:8080")},
 		LocalAddrs:   m.list,
@@ -136,7 +136,7 @@ func TestMachineWildcardListener(t *testing.T) {
 		status, _ := p.statusOf(t, target)
 		assert.Equal(t, http.StatusForbidden, status, target)
 	}
-	assert.EqualValues(t, 4, p.Stats().Rejected["proxy_itself"])
+	assert.EqualValues(t, 4, p.snapshot().Rejected["proxy_itself"])
 	assert.Zero(t, p.dials.Load())
 }
 
@@ -147,7 +147,7 @@ func TestMachineWildcardListener(t *testing.T) {
 func TestMachineRefresh(t *testing.T) {
 	echo := echoServer(t)
 	m := newFakeMachine("9.9.9.9/32")
-	p := startProxy(t, Config{Policy: mustPolicy(t, "1-65535", "127.0.0.1/32"), LocalAddrs: m.list})
+	p := startProxy(t, config{Policy: mustPolicy(t, "1-65535", "127.0.0.1/32"), LocalAddrs: m.list})
 	conn, _ := p.openTunnel(t, echo)
 	conn.Close()
 
@@ -160,7 +160,7 @@ func TestMachineRefresh(t *testing.T) {
 	p.clock.Advance(machineRefresh)
 	status, _ := p.statusOf(t, echo)
 	assert.Equal(t, http.StatusForbidden, status)
-	assert.EqualValues(t, 1, p.Stats().Rejected["this_machine"])
+	assert.EqualValues(t, 1, p.snapshot().Rejected["this_machine"])
 
 	failure := errors.New("netlink: no buffer space")
 	m.err.Store(&failure)
@@ -214,7 +214,7 @@ func TestInterfacePrefixes(t *testing.T) {
 // address, for each address of this machine's interfaces: each is refused,
 // and nothing is dialled.
 func TestRealMachineAddresses(t *testing.T) {
-	p := startProxy(t, Config{Policy: mustPolicy(t, "443", "0.0.0.0/0,::/0")})
+	p := startProxy(t, config{Policy: mustPolicy(t, "443", "0.0.0.0/0,::/0")})
 	addrs, err := net.InterfaceAddrs()
 	require.NoError(t, err)
 	n := 0
@@ -235,7 +235,7 @@ func TestRealMachineAddresses(t *testing.T) {
 			}
 		}
 	}
-	assert.EqualValues(t, n, p.Stats().Rejected["this_machine"])
+	assert.EqualValues(t, n, p.snapshot().Rejected["this_machine"])
 	assert.Zero(t, p.dials.Load())
 	assert.False(t, strings.Contains(p.log.String(), "cannot list"))
 }

@@ -172,7 +172,7 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 	}
 
 	logger := slog.New(slog.NewTextHandler(logw, nil))
-	cfg := Config{
+	cfg := config{
 		Window: *window, ExpectedInsertions: *expected, FPP: *fpp,
 		Policy: policy, AllowMachine: *allowMachine,
 		MaxTunnels: tunnels, MaxClientTunnels: *maxClient, IdleTimeout: *idle,
@@ -201,17 +201,17 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 			cfg.Self = append(cfg.Self, ap)
 		}
 	}
-	p, err := NewProxy(cfg)
+	p, err := newProxy(cfg)
 	if err != nil {
 		return err
 	}
-	servers := []*http.Server{newServer(p, logger, Timeouts{})}
+	servers := []*http.Server{newServer(p, logger, serverTimeouts{})}
 	attrs := []any{"addr", lns[0].Addr().String()}
-	lns[0] = p.Limit("proxy", lns[0], servers[0], conns)
+	lns[0] = p.limit("proxy", lns[0], servers[0], conns)
 	if *admin != "" {
-		servers = append(servers, newServer(p.Admin(), logger, Timeouts{}))
+		servers = append(servers, newServer(p.admin(), logger, serverTimeouts{}))
 		attrs = append(attrs, "admin", lns[1].Addr().String())
-		lns[1] = p.Limit("admin", lns[1], servers[1], adminConns)
+		lns[1] = p.limit("admin", lns[1], servers[1], adminConns)
 	}
 	attrs = append(attrs, "allow-ports", *allowPorts, "allow-hosts", *allowHosts, "allow-machine", *allowMachine,
 		"max-conns", conns, "max-tunnels", tunnels, "open-file-limit", nofile)
@@ -225,7 +225,7 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 	case err = <-served:
 		logger.Error("shutting down", "err", err)
 	case <-ctx.Done():
-		st := p.Stats()
+		st := p.snapshot()
 		logger.Info("shutting down", "cause", context.Cause(ctx), "tunnels", st.Tunnels.Active, "connections", st.Connections["proxy"].Active)
 	}
 	// Closing p first stops the dials that handlers wait for and ends the
@@ -239,14 +239,14 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 		}
 	}
 	cancel()
-	st := p.Stats()
+	st := p.snapshot()
 	logger.Info("stopped", "tunnels_total", st.Tunnels.Total, "bytes_up", st.Tunnels.BytesUp, "bytes_down", st.Tunnels.BytesDown)
 	return err
 }
 
-// Timeouts are an http.Server's; zero fields mean the defaults of
+// serverTimeouts are an http.Server's; zero fields mean the defaults of
 // newServer.
-type Timeouts struct {
+type serverTimeouts struct {
 	// ReadHeader bounds reading a request's headers (10s), and Idle how
 	// long a keep-alive connection waits for the next request (60s).
 	ReadHeader, Idle time.Duration
@@ -255,7 +255,7 @@ type Timeouts struct {
 // newServer returns an http.Server for h with timeouts for requests and
 // keep-alive connections, and a bound on request headers. A tunnel's
 // connection leaves the server, and its timeouts, when it is hijacked.
-func newServer(h http.Handler, log *slog.Logger, t Timeouts) *http.Server {
+func newServer(h http.Handler, log *slog.Logger, t serverTimeouts) *http.Server {
 	if t.ReadHeader <= 0 {
 		t.ReadHeader = 10 * time.Second
 	}

@@ -56,7 +56,7 @@ func TestRun(t *testing.T) {
 	require.NotNil(t, addr, "first log line: %s", line)
 	status, body := getStatus(t, "http://"+addr[1]+"/stats")
 	require.Equal(t, http.StatusOK, status)
-	var s Stats
+	var s statsJSON
 	require.NoError(t, json.Unmarshal(body, &s))
 	assert.Zero(t, s.Tunnels.Total)
 	assert.Zero(t, s.Destinations.Filter.Current.FillRatio)
@@ -85,7 +85,7 @@ func TestRunAdmin(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	_, body := getStatus(t, "http://"+addr[2]+"/stats")
-	var s Stats
+	var s statsJSON
 	require.NoError(t, json.Unmarshal(body, &s))
 	assert.EqualValues(t, 1, s.Rejected["proxy_itself"], "although 127.0.0.1/32 and its port are allowed")
 	assert.NoError(t, stop())

@@ -9,12 +9,12 @@ import (
 	"strings"
 )
 
-// A Policy says which destinations the proxy tunnels to. The zero Policy
-// allows nothing; a Policy from parsePolicy allows its ports on public
+// A policy says which destinations the proxy tunnels to. The zero policy
+// allows nothing; a policy from parsePolicy allows its ports on public
 // addresses, and its hosts besides.
-type Policy struct {
+type policy struct {
 	// Ports are the destination ports allowed, as inclusive ranges.
-	Ports []PortRange
+	Ports []portRange
 	// Prefixes are address ranges allowed even though they are in one of
 	// the special ranges (specials), in canonical form.
 	Prefixes []netip.Prefix
@@ -23,14 +23,14 @@ type Policy struct {
 	Hosts []string
 }
 
-// A PortRange is the ports from Lo to Hi, both included.
-type PortRange struct{ Lo, Hi uint16 }
+// A portRange is the ports from Lo to Hi, both included.
+type portRange struct{ Lo, Hi uint16 }
 
 // parsePolicy reads the -allow-ports and -allow-hosts flags: ports is a
 // comma-separated list of ports and ranges such as "443,8000-8999", hosts
 // a comma-separated list of CIDR prefixes, IP addresses and host names.
-func parsePolicy(ports, hosts string) (Policy, error) {
-	var p Policy
+func parsePolicy(ports, hosts string) (policy, error) {
+	var p policy
 	for f := range strings.SplitSeq(ports, ",") {
 		if f = strings.TrimSpace(f); f == "" {
 			continue
@@ -42,9 +42,9 @@ func parsePolicy(ports, hosts string) (Policy, error) {
 			b, errB = strconv.ParseUint(hi, 10, 16)
 		}
 		if errA != nil || errB != nil || a == 0 || b < a {
-			return Policy{}, fmt.Errorf("-allow-ports: %q is not a port from 1 to 65535 or a range lo-hi of them", f)
+			return policy{}, fmt.Errorf("-allow-ports: %q is not a port from 1 to 65535 or a range lo-hi of them", f)
 		}
-		p.Ports = append(p.Ports, PortRange{uint16(a), uint16(b)})
+		p.Ports = append(p.Ports, portRange{uint16(a), uint16(b)})
 	}
 	for f := range strings.SplitSeq(hosts, ",") {
 		if f = strings.TrimSpace(f); f == "" {
@@ -58,7 +58,7 @@ func parsePolicy(ports, hosts string) (Policy, error) {
 		} else if validHostname(f) {
 			p.Hosts = append(p.Hosts, canonicalHost(f))
 		} else {
-			return Policy{}, fmt.Errorf("-allow-hosts: %q is neither a CIDR prefix, an IP address nor a host name", f)
+			return policy{}, fmt.Errorf("-allow-hosts: %q is neither a CIDR prefix, an IP address nor a host name", f)
 		}
 	}
 	return p, nil
@@ -80,7 +80,7 @@ func canonicalPrefix(p netip.Prefix) netip.Prefix {
 func canonicalHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
 
 // allowsPort reports whether port is in one of p's ranges.
-func (p Policy) allowsPort(port uint16) bool {
+func (p policy) allowsPort(port uint16) bool {
 	for _, r := range p.Ports {
 		if r.Lo <= port && port <= r.Hi {
 			return true
@@ -90,7 +90,7 @@ func (p Policy) allowsPort(port uint16) bool {
 }
 
 // allowsHost reports whether host, a name from a request, is listed.
-func (p Policy) allowsHost(host string) bool {
+func (p policy) allowsHost(host string) bool {
 	host = canonicalHost(host)
 	for _, h := range p.Hosts {
 		if h == host {
@@ -102,8 +102,8 @@ func (p Policy) allowsHost(host string) bool {
 
 // addrRefusal returns why p refuses addr, or refusalNone. It judges addr
 // in canonical form, by the ranges of specials unless p lists it. It does
-// not know this machine's addresses, nor the proxy's: see Proxy.check.
-func (p Policy) addrRefusal(addr netip.Addr) refusal {
+// not know this machine's addresses, nor the proxy's: see proxy.check.
+func (p policy) addrRefusal(addr netip.Addr) refusal {
 	addr = canonical(addr)
 	for _, pfx := range p.Prefixes {
 		if pfx.Contains(addr) {
@@ -125,7 +125,7 @@ func (p Policy) addrRefusal(addr netip.Addr) refusal {
 // The address checked is the one dialled (see dialAny), so that a name that
 // resolves to a public address when checked cannot connect to a private
 // one.
-func (p *Proxy) check(r *http.Request, host string, addrs []netip.Addr, port uint16) (refusal, error) {
+func (p *proxy) check(r *http.Request, host string, addrs []netip.Addr, port uint16) (refusal, error) {
 	named := p.cfg.Policy.allowsHost(host)
 	for _, a := range addrs {
 		reaches := []netip.Addr{a}
@@ -157,7 +157,7 @@ func (p *Proxy) check(r *http.Request, host string, addrs []netip.Addr, port uin
 // isSelf reports whether dst, in canonical form, is where the proxy
 // listens. A listener on an unspecified address listens on every address of
 // the machine, among them the one r came in on and those routed to it.
-func (p *Proxy) isSelf(dst netip.AddrPort, r *http.Request) (bool, error) {
+func (p *proxy) isSelf(dst netip.AddrPort, r *http.Request) (bool, error) {
 	self := p.cfg.Self
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		if ap, err := netip.ParseAddrPort(local.String()); err == nil {

@@ -16,8 +16,8 @@ import (
 	"github.com/mitzbloom/mitzbloom/bloom"
 )
 
-// Config configures a Proxy.
-type Config struct {
+// config configures a proxy.
+type config struct {
 	// Window is how long destinations and clients are remembered: between
 	// one and two windows after they were last seen.
 	Window time.Duration
@@ -27,9 +27,9 @@ type Config struct {
 	ExpectedInsertions int64
 	FPP                float64
 
-	// Policy says which destinations are tunnelled to; the zero Policy
+	// Policy says which destinations are tunnelled to; the zero policy
 	// allows none.
-	Policy Policy
+	Policy policy
 	// Self are the addresses the proxy and its admin listener listen on,
 	// which are never tunnelled to, whatever Policy says, nor is the local
 	// address of the connection a request came on.
@@ -52,7 +52,7 @@ type Config struct {
 	// IdleTimeout closes a tunnel that carried no byte either way for that
 	// long; 0 means 5 minutes.
 	IdleTimeout time.Duration
-	// SeparateAdmin is set when Admin is served on a listener of its own:
+	// SeparateAdmin is set when admin is served on a listener of its own:
 	// then the proxy's port answers /stats and /metrics with 404 even to
 	// loopback clients.
 	SeparateAdmin bool
@@ -78,14 +78,14 @@ type Config struct {
 	Log *slog.Logger
 }
 
-// A Proxy is an HTTP CONNECT proxy that records, in two rotating Bloom
+// A proxy is an HTTP CONNECT proxy that records, in two rotating Bloom
 // filters, the destinations and the client addresses it has seen within a
-// window (see seen). It tunnels only to the destinations its Policy allows
+// window (see seen). It tunnels only to the destinations its policy allows
 // (see check), and it serves counts as JSON at /stats and in the Prometheus
 // text format at /metrics, to loopback clients. A request for any other
 // method in proxy form gets 405 Method Not Allowed.
-type Proxy struct {
-	cfg     Config
+type proxy struct {
+	cfg     config
 	seen    *seen    // the destinations and clients seen in the window
 	machine *machine // this machine's addresses and routes
 	limits  limits   // tunnels open or opening, in all and by client
@@ -97,11 +97,11 @@ type Proxy struct {
 	cancel  context.CancelFunc
 
 	mu       sync.Mutex
-	limiters map[string]*connLimiter // by listener name, for Stats
+	limiters map[string]*connLimiter // by listener name, for snapshot
 }
 
-// NewProxy returns a Proxy configured by cfg.
-func NewProxy(cfg Config) (*Proxy, error) {
+// newProxy returns a proxy configured by cfg.
+func newProxy(cfg config) (*proxy, error) {
 	s, err := newSeen(cfg.ExpectedInsertions, cfg.FPP, cfg.Window, cfg.Clock)
 	if err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func NewProxy(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{
+	p := &proxy{
 		cfg:      cfg,
 		seen:     s,
 		machine:  m,
@@ -153,10 +153,10 @@ func NewProxy(cfg Config) (*Proxy, error) {
 	return p, nil
 }
 
-// Limit returns ln with a cap of max client connections open at once (see
-// connLimiter), and makes srv, which is to serve it, keep the count. Stats
+// limit returns ln with a cap of max client connections open at once (see
+// connLimiter), and makes srv, which is to serve it, keep the count. /stats
 // reports the connections under name.
-func (p *Proxy) Limit(name string, ln net.Listener, srv *http.Server, max int) net.Listener {
+func (p *proxy) limit(name string, ln net.Listener, srv *http.Server, max int) net.Listener {
 	l := newConnLimiter(max)
 	l.limitServer(srv)
 	p.mu.Lock()
@@ -165,9 +165,9 @@ func (p *Proxy) Limit(name string, ln net.Listener, srv *http.Server, max int) n
 	return l.Listener(ln)
 }
 
-// ServeHTTP tunnels CONNECT requests, and serves Admin to loopback clients
-// unless Config.SeparateAdmin.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP tunnels CONNECT requests, and serves admin to loopback clients
+// unless config.SeparateAdmin.
+func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodConnect:
 		p.connect(w, r)
@@ -177,7 +177,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", http.MethodConnect)
 		p.refuse(w, r, refusalMethod, nil)
 	case !p.cfg.SeparateAdmin && isLoopback(r.RemoteAddr):
-		p.Admin().ServeHTTP(w, r)
+		p.admin().ServeHTTP(w, r)
 	default:
 		http.NotFound(w, r)
 	}
@@ -198,7 +198,7 @@ const answerTime = 5 * time.Second
 
 // connect handles a CONNECT request: the target, the limits, the policy for
 // each address, the dial, and the tunnel.
-func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
+func (p *proxy) connect(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(p.cfg.DialTimeout + answerTime))
 	if len(r.RequestURI) > maxTarget {
 		p.refuse(w, r, refusalBadRequest, errors.New("target too long"))
@@ -275,7 +275,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 
 // refuse answers r with the status and reason of why, counts it, and logs
 // detail, if any, with the request.
-func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, why refusal, detail error) {
+func (p *proxy) refuse(w http.ResponseWriter, r *http.Request, why refusal, detail error) {
 	p.refused[why].Add(1)
 	info := refusalInfo[why]
 	attrs := []any{"reason", info.name, "status", info.status, "client", r.RemoteAddr}
@@ -301,7 +301,7 @@ func truncate(s string, n int) string {
 // Close stops dials in flight, ends every open tunnel and waits until their
 // goroutines are done. The http.Server that serves p does not know about
 // tunnels, whose connections it handed over, so shut it down too.
-func (p *Proxy) Close() error {
+func (p *proxy) Close() error {
 	p.cancel()
 	p.limits.close()
 	p.tunnels.close()

@@ -27,7 +27,7 @@ func TestLocalRoutes(t *testing.T) {
 		"anyip.test": addrs("45.45.46.9"),
 		"mixed.test": addrs("9.9.9.9", "45.45.46.1"), // a public address and a local route
 	}
-	p := startProxy(t, Config{Policy: mustPolicy(t, "443", ""), Resolver: resolver, LocalAddrs: m.list, LocalRoute: m.route})
+	p := startProxy(t, config{Policy: mustPolicy(t, "443", ""), Resolver: resolver, LocalAddrs: m.list, LocalRoute: m.route})
 	for _, target := range []string{
 		"45.45.46.1:443",
 		"[::ffff:45.45.46.1]:443",
@@ -40,13 +40,13 @@ func TestLocalRoutes(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, status, target)
 		assert.Equal(t, "destination address not allowed\n", body, target)
 	}
-	assert.EqualValues(t, 6, p.Stats().Rejected["this_machine"])
+	assert.EqualValues(t, 6, p.snapshot().Rejected["this_machine"])
 	assert.Zero(t, p.dials.Load())
 	assert.Positive(t, m.lookups.Load())
 
 	// With AllowMachine, listening on every address: the proxy's port on
 	// a local route's address is the proxy itself.
-	p2 := startProxy(t, Config{
+	p2 := startProxy(t, config{
 		Policy:       mustPolicy(t, "1-65535", ""),
 		Self:         []netip.AddrPort{netip.MustParseAddrPort("0.0.0.0:8080")},
 		Resolver:     resolver,
@@ -58,7 +58,7 @@ func TestLocalRoutes(t *testing.T) {
 		status, _ := p2.statusOf(t, target)
 		assert.Equal(t, http.StatusForbidden, status, target)
 	}
-	assert.EqualValues(t, 3, p2.Stats().Rejected["proxy_itself"])
+	assert.EqualValues(t, 3, p2.snapshot().Rejected["proxy_itself"])
 	assert.Zero(t, p2.dials.Load())
 }
 
@@ -67,17 +67,17 @@ func TestLocalRoutes(t *testing.T) {
 // machine's.
 func TestLocalRouteErrors(t *testing.T) {
 	m := newFakeMachine("127.0.0.0/8")
-	p := startProxy(t, Config{Policy: mustPolicy(t, "443", ""), LocalAddrs: m.list, LocalRoute: m.route})
+	p := startProxy(t, config{Policy: mustPolicy(t, "443", ""), LocalAddrs: m.list, LocalRoute: m.route})
 	m.routeErr = errors.New("netlink: permission denied")
 	status, _ := p.statusOf(t, "9.9.9.9:443")
 	assert.Equal(t, http.StatusForbidden, status)
-	assert.EqualValues(t, 1, p.Stats().Rejected["this_machine"])
+	assert.EqualValues(t, 1, p.snapshot().Rejected["this_machine"])
 	assert.Contains(t, p.log.String(), "netlink: permission denied")
 	assert.Zero(t, p.dials.Load())
 
 	// At start, a kernel that cannot answer is an error, not a proxy that
 	// refuses everything.
-	_, err := NewProxy(Config{Window: window, ExpectedInsertions: 10, FPP: 0.01, LocalAddrs: m.list, LocalRoute: m.route})
+	_, err := newProxy(config{Window: window, ExpectedInsertions: 10, FPP: 0.01, LocalAddrs: m.list, LocalRoute: m.route})
 	assert.ErrorContains(t, err, "permission denied")
 }
 
@@ -158,20 +158,20 @@ func TestAnyIPNamespace(t *testing.T) {
 	require.NoError(t, err, "the route is local")
 	c.Close()
 
-	p := startProxy(t, Config{Policy: mustPolicy(t, "1-65535", "")})
+	p := startProxy(t, config{Policy: mustPolicy(t, "1-65535", "")})
 	status, _ := p.statusOf(t, "45.45.46.1:"+port)
 	assert.Equal(t, http.StatusForbidden, status)
-	assert.EqualValues(t, 1, p.Stats().Rejected["this_machine"])
+	assert.EqualValues(t, 1, p.snapshot().Rejected["this_machine"])
 
 	// The proxy on every address, tunnelling to its own port through the
 	// local route, with -allow-machine.
-	p2 := startProxy(t, Config{
+	p2 := startProxy(t, config{
 		Policy:       mustPolicy(t, "1-65535", ""),
 		Self:         []netip.AddrPort{netip.MustParseAddrPort("0.0.0.0:" + port)},
 		AllowMachine: true,
 	})
 	status, _ = p2.statusOf(t, "45.45.46.1:"+port)
 	assert.Equal(t, http.StatusForbidden, status)
-	assert.EqualValues(t, 1, p2.Stats().Rejected["proxy_itself"])
+	assert.EqualValues(t, 1, p2.snapshot().Rejected["proxy_itself"])
 	assert.Zero(t, p.dials.Load()+p2.dials.Load())
 }

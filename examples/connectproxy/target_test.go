@@ -13,7 +13,7 @@ import (
 // whose Host is the echo server, but the proxy reads the target as sent,
 // and answers 400 without dialling.
 func TestTargetAuthorityForm(t *testing.T) {
-	p := startProxy(t, Config{})
+	p := startProxy(t, config{})
 	echo := echoServer(t)
 	_, port, _ := net.SplitHostPort(echo)
 	for _, target := range []string{
@@ -31,5 +31,5 @@ func TestTargetAuthorityForm(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, target)
 	}
 	assert.Zero(t, p.dials.Load())
-	assert.Zero(t, p.Stats().Tunnels.Total)
+	assert.Zero(t, p.snapshot().Tunnels.Total)
 }
