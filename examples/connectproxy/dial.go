@@ -90,6 +90,12 @@ type attempt struct {
 // within a share of what is left of ctx's deadline: that time divided by
 // the addresses not yet tried, but at least minAttempt.
 func (p *proxy) dialAny(ctx context.Context, addrs []netip.Addr, port uint16) (net.Conn, netip.AddrPort, error) {
+	if len(addrs) == 1 {
+		// Nothing to race: the one address has all the time.
+		ap := netip.AddrPortFrom(addrs[0], port)
+		c, err := p.cfg.Dial(ctx, "tcp", ap.String())
+		return c, ap, err
+	}
 	addrs = interleave(addrs)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -188,7 +188,7 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 		if f.addr == "" {
 			continue
 		}
-		ln, err := net.Listen("tcp", f.addr)
+		ln, err := (&net.ListenConfig{KeepAlive: noKeepAlive}).Listen(ctx, "tcp", f.addr)
 		var addrErr *net.AddrError
 		switch {
 		case errors.As(err, &addrErr):

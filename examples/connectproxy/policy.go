@@ -159,10 +159,8 @@ func (p *proxy) check(r *http.Request, host string, addrs []netip.Addr, port uin
 // the machine, among them the one r came in on and those routed to it.
 func (p *proxy) isSelf(dst netip.AddrPort, r *http.Request) (bool, error) {
 	self := p.cfg.Self
-	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		if ap, err := netip.ParseAddrPort(local.String()); err == nil {
-			self = append(self[:len(self):len(self)], ap)
-		}
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		self = append(self[:len(self):len(self)], local.AddrPort())
 	}
 	for _, s := range self {
 		if s.Port() != dst.Port() {

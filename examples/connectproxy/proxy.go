@@ -70,7 +70,8 @@ type config struct {
 		LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 	}
 	// Dial connects to the address, an IP address and a port, that the
-	// policy checked; nil means a net.Dialer's DialContext.
+	// policy checked; nil means a net.Dialer's DialContext, without TCP
+	// keep-alives (see noKeepAlive).
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// Log receives a line for each first sighting and each refused
 	// request, with the details the client is not told; nil means no
@@ -107,7 +108,7 @@ func newProxy(cfg config) (*proxy, error) {
 		return nil, err
 	}
 	if cfg.Dial == nil {
-		cfg.Dial = (&net.Dialer{}).DialContext
+		cfg.Dial = (&net.Dialer{KeepAlive: noKeepAlive}).DialContext
 	}
 	if cfg.Resolver == nil {
 		cfg.Resolver = net.DefaultResolver

@@ -8,6 +8,12 @@ import (
 	"time"
 )
 
+// noKeepAlive turns off the TCP keep-alives that net.Dialer and net.Listen
+// set on every connection, four system calls each: a tunnel that carries
+// nothing is closed after the idle timeout, and a keep-alive connection
+// after the server's, whether or not the peer is still there.
+const noKeepAlive = -1
+
 // established is the answer to a CONNECT request that opened a tunnel.
 var established = []byte("HTTP/1.1 200 Connection established\r\n\r\n")
 
