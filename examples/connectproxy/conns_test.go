@@ -289,16 +289,17 @@ func TestBudget(t *testing.T) {
 		wantT, wantC     int
 		wantErrSubstring string
 	}{
-		{nofile: 256, wantT: 48, wantC: 96},
-		{nofile: 1024, wantT: 240, wantC: 480},
-		{nofile: 1024, admin: true, wantT: 236, wantC: 472},
-		{nofile: 20000, wantT: 1024, wantC: 16384},
+		{nofile: 256, wantT: 19, wantC: 97},
+		{nofile: 1024, wantT: 96, wantC: 480},
+		{nofile: 1024, admin: true, wantT: 94, wantC: 474},
+		{nofile: 20000, wantT: 1024, wantC: 14816},
 		{nofile: math.MaxInt32, wantT: 1024, wantC: 16384}, // as run passes for no limit
-		{nofile: 1024, tunnels: 100, conns: 700, wantT: 100, wantC: 700},
-		{nofile: 1024, tunnels: 100, wantT: 100, wantC: 760},
-		{nofile: 1024, conns: 100, wantT: 240, wantC: 100},
+		{nofile: 1024, tunnels: 100, conns: 400, wantT: 100, wantC: 400},
+		{nofile: 1024, tunnels: 100, wantT: 100, wantC: 460},
+		{nofile: 1024, conns: 100, wantT: 96, wantC: 100},
 		{nofile: 1024, tunnels: 1024, wantErrSubstring: "the limit (ulimit -n) is 1024"},
-		{nofile: 1024, conns: 900, wantErrSubstring: "900 connections and 240 tunnels need 1380 descriptors besides the 64"},
+		{nofile: 1024, tunnels: 100, conns: 700, wantErrSubstring: "700 connections and 100 tunnels need 1200 descriptors besides the 64"},
+		{nofile: 1024, conns: 900, wantErrSubstring: "900 connections and 96 tunnels need 1380 descriptors besides the 64"},
 		{nofile: 66, wantErrSubstring: "the limit (ulimit -n) is 66"},
 	} {
 		tunnels, conns, err := budget(c.nofile, c.admin, c.tunnels, c.conns)

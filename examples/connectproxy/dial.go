@@ -17,9 +17,9 @@ const (
 	// attemptDelay is RFC 8305's Connection Attempt Delay, its
 	// recommended value.
 	attemptDelay = 250 * time.Millisecond
-	// maxAttempts are in flight at once for a tunnel: the descriptor
-	// budget counts fdsPerTunnel for a tunnel being opened.
-	maxAttempts = fdsPerTunnel
+	// maxAttempts are in flight at once for a tunnel, within the
+	// descriptors the budget counts for it (fdsPerTunnel).
+	maxAttempts = 2
 	// minAttempt is the least time an attempt gets, when the dial timeout
 	// shared among the addresses left would give it less, as net.Dialer
 	// does.
