@@ -28,36 +28,22 @@ func kernelRoutesLocal(a netip.Addr) (bool, error) {
 	ne.PutUint32(req[0:], uint32(len(req)))
 	ne.PutUint16(req[4:], syscall.RTM_GETROUTE)
 	ne.PutUint16(req[6:], syscall.NLM_F_REQUEST)
-	ne.PutUint32(req[8:], 1) // sequence number
 	req[syscall.SizeofNlMsghdr] = byte(family)
 	req[syscall.SizeofNlMsghdr+1] = byte(a.BitLen()) // rtm_dst_len
 	ne.PutUint16(req[hdr:], uint16(syscall.SizeofRtAttr+len(addr)))
 	ne.PutUint16(req[hdr+2:], syscall.RTA_DST)
 	copy(req[hdr+syscall.SizeofRtAttr:], addr)
 
-	fd, err := syscall.Socket(syscall.AF_NETLINK, syscall.SOCK_RAW|syscall.SOCK_CLOEXEC, syscall.NETLINK_ROUTE)
+	rs, err := getRouteSocket()
 	if err != nil {
 		return false, fmt.Errorf("route lookup: netlink socket: %w", err)
 	}
-	defer syscall.Close(fd)
-	// The kernel answers while it handles the request, so the answer is
-	// queued by the time Sendto returns; the timeout is only a guard.
-	tv := syscall.Timeval{Sec: 1}
-	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
-		return false, fmt.Errorf("route lookup: %w", err)
-	}
-	if err := syscall.Sendto(fd, req, 0, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK}); err != nil {
-		return false, fmt.Errorf("route lookup: %w", err)
-	}
-	var buf [4096]byte
-	n, _, err := syscall.Recvfrom(fd, buf[:], 0)
+	msgs, err := rs.ask(req)
 	if err != nil {
+		rs.close()
 		return false, fmt.Errorf("route lookup: %w", err)
 	}
-	msgs, err := syscall.ParseNetlinkMessage(buf[:n])
-	if err != nil {
-		return false, fmt.Errorf("route lookup: %w", err)
-	}
+	defer putRouteSocket(rs)
 	for _, m := range msgs {
 		switch m.Header.Type {
 		case syscall.NLMSG_ERROR:
@@ -85,4 +71,70 @@ func kernelRoutesLocal(a netip.Addr) (bool, error) {
 		}
 	}
 	return false, fmt.Errorf("route lookup of %v: no route in the kernel's answer", a)
+}
+
+// A routeSocket is a netlink socket kept for the next lookup, which saves
+// opening and closing one each time, and its receive buffer.
+type routeSocket struct {
+	fd  int
+	seq uint32
+	buf [4096]byte
+}
+
+// routeSockets are the sockets not in use, up to their capacity; the
+// descriptor budget's reservedFDs has room for them.
+var routeSockets = make(chan *routeSocket, 4)
+
+func getRouteSocket() (*routeSocket, error) {
+	select {
+	case rs := <-routeSockets:
+		return rs, nil
+	default:
+	}
+	fd, err := syscall.Socket(syscall.AF_NETLINK, syscall.SOCK_RAW|syscall.SOCK_CLOEXEC, syscall.NETLINK_ROUTE)
+	if err != nil {
+		return nil, err
+	}
+	// The kernel answers while it handles the request, so the answer is
+	// queued by the time Sendto returns; the timeout is only a guard.
+	tv := syscall.Timeval{Sec: 1}
+	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	return &routeSocket{fd: fd}, nil
+}
+
+func putRouteSocket(rs *routeSocket) {
+	select {
+	case routeSockets <- rs:
+	default:
+		rs.close()
+	}
+}
+
+func (rs *routeSocket) close() { syscall.Close(rs.fd) }
+
+// ask sends req, a netlink message, with a sequence number of its own, and
+// returns the answer to it, skipping any answer to an earlier request that
+// came too late for it.
+func (rs *routeSocket) ask(req []byte) ([]syscall.NetlinkMessage, error) {
+	rs.seq++
+	binary.NativeEndian.PutUint32(req[8:], rs.seq)
+	if err := syscall.Sendto(rs.fd, req, 0, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK}); err != nil {
+		return nil, err
+	}
+	for {
+		n, _, err := syscall.Recvfrom(rs.fd, rs.buf[:], 0)
+		if err != nil {
+			return nil, err
+		}
+		msgs, err := syscall.ParseNetlinkMessage(rs.buf[:n])
+		if err != nil {
+			return nil, err
+		}
+		if len(msgs) > 0 && msgs[0].Header.Seq == rs.seq {
+			return msgs, nil
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,6 +107,32 @@ func TestKernelRoutes(t *testing.T) {
 		}
 		assert.True(t, local(ip.String()), ip)
 	}
+}
+
+// TestKernelRoutesConcurrent asks from many goroutines at once, through
+// the sockets they share: each gets the answer to its own question.
+func TestKernelRoutesConcurrent(t *testing.T) {
+	if l, _ := kernelRoutesLocal(netip.MustParseAddr("127.0.0.1")); !l {
+		t.Skip("this system's route lookup knows no local routes (not Linux)")
+	}
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				a, want := netip.MustParseAddr("198.51.100.1"), false
+				if (g+i)%2 == 0 {
+					a, want = netip.MustParseAddr("127.0.0.9"), true
+				}
+				got, err := kernelRoutesLocal(a)
+				if !assert.NoError(t, err) || !assert.Equal(t, want, got, a) {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // netnsEnv is set in a test binary that TestAnyIPNamespace runs in a
