@@ -158,23 +158,27 @@ func (p *proxy) check(r *http.Request, host string, addrs []netip.Addr, port uin
 // listens. A listener on an unspecified address listens on every address of
 // the machine, among them the one r came in on and those routed to it.
 func (p *proxy) isSelf(dst netip.AddrPort, r *http.Request) (bool, error) {
-	self := p.cfg.Self
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
-		self = append(self[:len(self):len(self)], local.AddrPort())
+		if self, err := p.listensOn(local.AddrPort(), dst); self {
+			return true, err
+		}
 	}
-	for _, s := range self {
-		if s.Port() != dst.Port() {
-			continue
-		}
-		a := canonical(s.Addr())
-		if a == dst.Addr() {
-			return true, nil
-		}
-		if a.IsUnspecified() {
-			if mine, err := p.machine.contains(dst.Addr()); mine {
-				return true, err
-			}
+	for _, s := range p.cfg.Self {
+		if self, err := p.listensOn(s, dst); self {
+			return true, err
 		}
 	}
 	return false, nil
+}
+
+// listensOn reports whether a listener on s receives connections to dst.
+func (p *proxy) listensOn(s, dst netip.AddrPort) (bool, error) {
+	if s.Port() != dst.Port() {
+		return false, nil
+	}
+	a := canonical(s.Addr())
+	if a.IsUnspecified() {
+		return p.machine.contains(dst.Addr())
+	}
+	return a == dst.Addr(), nil
 }

@@ -15,8 +15,14 @@ import (
 type spliceCopier struct {
 	dst, src *net.TCPConn
 	raw      syscall.RawConn
-	queued   int
 	lr       io.LimitedReader
+
+	// For raw.Read's callback, made once: a closure for each wait would
+	// allocate.
+	check  func(fd uintptr) bool
+	queued int
+	err    error
+	peek   [1]byte
 }
 
 func newSpliceCopier(dst, src *net.TCPConn) copier {
@@ -27,21 +33,22 @@ func newSpliceCopier(dst, src *net.TCPConn) copier {
 	if err != nil {
 		return nil
 	}
-	return &spliceCopier{dst: dst, src: src, raw: raw}
+	c := &spliceCopier{dst: dst, src: src, raw: raw}
+	c.check = c.checkQueued
+	return c
 }
 
 func (c *spliceCopier) wait() error {
-	var n int
-	var rerr error
-	err := c.raw.Read(func(fd uintptr) bool {
-		n, rerr = queued(fd)
-		return rerr != syscall.EAGAIN // else wait until readable
-	})
-	if err != nil {
+	if err := c.raw.Read(c.check); err != nil {
 		return err // the read deadline, or a closed connection
 	}
-	c.queued = n
-	return rerr
+	return c.err
+}
+
+// checkQueued notes what queued says, and whether to wait for more.
+func (c *spliceCopier) checkQueued(fd uintptr) bool {
+	c.queued, c.err = queued(fd, c.peek[:])
+	return c.err != syscall.EAGAIN // else wait until readable
 }
 
 func (c *spliceCopier) move() (int64, error) {
@@ -51,8 +58,8 @@ func (c *spliceCopier) move() (int64, error) {
 
 // queued returns how many bytes wait in socket fd's receive queue; io.EOF
 // when none will come, the peer having closed its side; or EAGAIN when
-// there are none yet.
-func queued(fd uintptr) (int, error) {
+// there are none yet. It peeks into peek, a byte.
+func queued(fd uintptr, peek []byte) (int, error) {
 	var n int32
 	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); errno != 0 {
 		return 0, errno
@@ -61,8 +68,7 @@ func queued(fd uintptr) (int, error) {
 		return int(n), nil
 	}
 	// None queued: the peer's end, a pending error, or nothing yet.
-	var b [1]byte
-	m, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	m, _, err := syscall.Recvfrom(int(fd), peek, syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	switch {
 	case err != nil:
 		return 0, err

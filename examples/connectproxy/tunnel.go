@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,22 +81,26 @@ func (ts *tunnels) run(src net.Conn, early []byte, dst net.Conn, idle time.Durat
 		return
 	}
 	t := &tunnel{idle: idle, conns: [2]net.Conn{src, dst}, start: time.Now()}
-	up := make(chan struct{})
-	go func() {
-		defer close(up)
-		if len(early) > 0 {
-			_ = dst.SetWriteDeadline(time.Now().Add(idle))
-			n, err := dst.Write(early)
-			ts.bytesUp.Add(int64(n))
-			if err != nil {
-				t.close()
-				return
-			}
-		}
-		t.half(dst, src, &ts.bytesUp)
-	}()
+	t.up.Add(1)
+	go t.upHalf(dst, src, early, &ts.bytesUp)
 	t.half(src, dst, &ts.bytesDown)
-	<-up
+	t.up.Wait()
+}
+
+// upHalf passes on early, then copies from the client up to the
+// destination.
+func (t *tunnel) upHalf(dst, src net.Conn, early []byte, count *atomic.Int64) {
+	defer t.up.Done()
+	if len(early) > 0 {
+		_ = dst.SetWriteDeadline(time.Now().Add(t.idle))
+		n, err := dst.Write(early)
+		count.Add(int64(n))
+		if err != nil {
+			t.close()
+			return
+		}
+	}
+	t.half(dst, src, count)
 }
 
 // A tunnel is one open tunnel's two connections, the client's first, and
@@ -103,7 +109,8 @@ type tunnel struct {
 	idle  time.Duration
 	conns [2]net.Conn
 	start time.Time
-	last  atomic.Int64 // since start, when a byte last went either way
+	last  atomic.Int64   // since start, when a byte last went either way
+	up    sync.WaitGroup // the half from the client, in a goroutine of its own
 }
 
 func (t *tunnel) progress() { t.last.Store(int64(time.Since(t.start))) }
@@ -135,7 +142,7 @@ func (t *tunnel) half(dst, src net.Conn, count *atomic.Int64) {
 	var writeBy time.Time
 	for {
 		err := c.wait()
-		if isTimeout(err) {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
 			if readBy = t.idleUntil(); !time.Now().Before(readBy) {
 				t.close()
 				return
@@ -165,7 +172,7 @@ func (t *tunnel) half(dst, src net.Conn, count *atomic.Int64) {
 		// A read deadline that passes in move stops it before it
 		// reads, and the next wait sees it again; a write deadline
 		// that passes may leave bytes behind, and ends the tunnel.
-		if err != nil && !(isTimeout(err) && time.Now().Before(writeBy)) {
+		if err != nil && !(errors.Is(err, os.ErrDeadlineExceeded) && time.Now().Before(writeBy)) {
 			t.close()
 			return
 		}
