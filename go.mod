@@ -1,6 +1,6 @@
 module github.com/mitzbloom/mitzbloom
 
-go 1.24
+go 1.24.1
 
 require (
 	github.com/bits-and-blooms/bitset v1.29.0

@@ -51,8 +51,8 @@ func TestConcurrentPut(t *testing.T) {
 	}
 }
 
-// TestConcurrentReadWrite races MightContain, the statistics, Copy, WriteTo
-// and PutAll against Put. A value whose Put has returned is always found.
+// TestConcurrentReadWrite races MightContain, the statistics, Copy,
+// MarshalBinary, MarshalText and PutAll against Put. A value whose Put has returned is always found.
 func TestConcurrentReadWrite(t *testing.T) {
 	const writers, readers = 4, 4
 	n := int64(20000)
@@ -93,6 +93,8 @@ func TestConcurrentReadWrite(t *testing.T) {
 					_, _ = f.MarshalBinary()
 				case 3:
 					_ = f.PutAll(other)
+				case 4:
+					_, _ = f.MarshalText()
 				}
 			}
 		}()

@@ -17,7 +17,9 @@
 //   - Put and MightContain hash with Murmur3-128 and probe the bits of the
 //     chosen strategy (package strategy) exactly as Guava does.
 //   - [Filter.WriteTo] writes Guava's writeTo format, and [ReadFrom] reads
-//     it; see WriteTo for the layout.
+//     it; see WriteTo for the layout. [Filter.MarshalText] writes the same
+//     bytes in base64, so that a filter in JSON is a string that Java
+//     decodes with java.util.Base64.
 //
 // A Filter is safe for concurrent use by multiple goroutines: like Guava's
 // LockFreeBitArray, Put and MightContain use atomic operations on 64-bit

@@ -21,6 +21,6 @@ var (
 	ErrCorrupt = errors.New("bloom: corrupt filter")
 
 	// ErrTooLarge reports a serialized filter larger than the limit passed to
-	// [ReadFromLimit].
+	// [ReadFromLimit], or than a 32-bit platform can hold.
 	ErrTooLarge = errors.New("bloom: filter too large")
 )

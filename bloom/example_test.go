@@ -3,6 +3,7 @@ package bloom_test
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log"
 	"net/netip"
@@ -131,4 +132,36 @@ func ExampleWithUnsynchronizedWrites() {
 	same, _ := atomic.MarshalBinary()
 	fmt.Println(buf.Len(), bytes.Equal(buf.Bytes(), same))
 	// Output: 1206 true
+}
+
+// A filter in a JSON document is a string: Guava's bytes in base64, which a
+// Java service decodes with Base64.getDecoder() and reads with
+// BloomFilter.readFrom. Decoding needs a filter made beforehand, for its
+// funnel.
+func ExampleFilter_MarshalText() {
+	type state struct {
+		Seen *bloom.Filter[string] `json:"seen"`
+	}
+	seen, err := bloom.New(funnel.String, 10, 0.1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	seen.Put("a")
+	doc, err := json.Marshal(state{Seen: seen})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(doc))
+
+	back, err := bloom.New(funnel.String, 1, 0.5) // its size comes from the document
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := json.Unmarshal(doc, &state{Seen: back}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(back.MightContain("a"), back.Equal(seen))
+	// Output:
+	// {"seen":"AQMAAAABIAAACAAAAgA="}
+	// true true
 }

@@ -20,10 +20,10 @@ import (
 // whole filter (ApproximateElementCount, ExpectedFPP, Equal, Copy, PutAll's
 // reads of its argument, WriteTo) see each word atomically but the filter as
 // a rolling snapshot while writers are active, and exactly once they are
-// quiet. UnmarshalBinary is the exception: it replaces the filter and must
-// not run concurrently with anything else. So is a filter made with
-// [WithUnsynchronizedWrites], which trades the safety of concurrent writes
-// for speed.
+// quiet. UnmarshalBinary and UnmarshalText are the exception: they replace
+// the filter and must not run concurrently with anything else. So is a
+// filter made with [WithUnsynchronizedWrites], which trades the safety of
+// concurrent writes for speed.
 type Filter[T any] struct {
 	funnel   funnel.Funnel[T]
 	hash     strategy.Hasher[T]
@@ -41,12 +41,16 @@ type Filter[T any] struct {
 // New returns an error wrapping [ErrInvalidArgument] when expectedInsertions
 // is negative, fpp is not in (0, 1), f or the strategy is nil, or the
 // resulting filter would have no bits, more than 2³¹−1 words, or more than
-// 255 hash functions, the cases where Guava throws.
+// 255 hash functions, the cases where Guava throws, or on a 32-bit platform
+// more than 2 GiB.
 func New[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts ...Option) (*Filter[T], error) {
 	if f == nil {
 		return nil, fmt.Errorf("%w: funnel is nil", ErrInvalidArgument)
 	}
 	s, err := size(expectedInsertions, fpp, opts)
+	if err == nil {
+		err = s.fits()
+	}
 	if err != nil {
 		return nil, err
 	}

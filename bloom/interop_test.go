@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -137,6 +138,12 @@ func (c *interopCase[T]) prepare(t *testing.T, dir string, cases io.Writer) {
 	_, err = filter.WriteTo(file)
 	require.NoError(t, err)
 	require.NoError(t, file.Close())
+	// And as encoding/json writes a struct holding it, for Guava to decode.
+	doc, err := json.Marshal(struct {
+		Filter *bloom.Filter[T] `json:"filter"`
+	}{filter})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go-"+c.id+".json"), doc, 0o644))
 
 	fmt.Fprintf(cases, "filter %s %s %d %d %016x\n", c.id, c.javaFunnel, c.strategy.Ordinal(), c.n, math.Float64bits(c.fpp))
 	for _, v := range c.inserts {
@@ -154,6 +161,7 @@ func (c *interopCase[T]) check(t *testing.T, dir string, java javaFilter) {
 	assert.True(t, java.goEquals, "Guava: readFrom(Go's bytes).equals(its own filter) is false")
 	assert.True(t, java.goContainsAll, "Guava: the filter read from Go's bytes lacks a value put in it")
 	assert.Zero(t, java.goRest, "Guava's readFrom left bytes of Go's stream unread")
+	assert.True(t, java.goJSONEquals, "Guava: readFrom(Base64.getDecoder().decode(Go's JSON string)).equals(its own filter) is false")
 
 	c.compareAnswers(t, "put results", java.puts, c.inserts, c.goPuts)
 
@@ -170,6 +178,14 @@ func (c *interopCase[T]) check(t *testing.T, dir string, java javaFilter) {
 	read, err := bloom.ReadFrom(in, c.f)
 	require.NoError(t, err)
 	assert.Zero(t, in.Len(), "ReadFrom left bytes of Guava's stream unread")
+	// What Java's Base64.getEncoder() makes of them, as a Java service
+	// would put the filter in a JSON document.
+	javaText, err := os.ReadFile(filepath.Join(dir, "java-"+c.id+".b64"))
+	require.NoError(t, err)
+	fromText, err := bloom.New(c.f, 1, 0.5)
+	require.NoError(t, err)
+	require.NoError(t, fromText.UnmarshalText(javaText), "UnmarshalText of Java's base64")
+	assert.True(t, fromText.Equal(read), "UnmarshalText of Java's base64 and ReadFrom of its bytes differ")
 	assert.Equal(t, c.strategy, read.Strategy())
 	missing := 0
 	for _, v := range c.inserts {
@@ -645,6 +661,7 @@ type javaFilter struct {
 	goEquals      bool
 	goContainsAll bool
 	goRest        int64
+	goJSONEquals  bool
 }
 
 type javaSize struct {
@@ -676,7 +693,7 @@ func parseJavaReport(t *testing.T, out string, nFilters, nSizes int) javaReport 
 				numBits: mustParseInt(t, w[3], 64),
 				k:       int(mustParseInt(t, w[4], 32)),
 			})
-		case len(w) == 9 && w[0] == "filter":
+		case len(w) == 10 && w[0] == "filter":
 			kv := map[string]string{}
 			for _, f := range w[2:] {
 				k, v, ok := strings.Cut(f, "=")
@@ -695,6 +712,7 @@ func parseJavaReport(t *testing.T, out string, nFilters, nSizes int) javaReport 
 			jf.goEquals = mustParseBool(t, kv["goEquals"])
 			jf.goContainsAll = mustParseBool(t, kv["goContainsAll"])
 			jf.goRest = mustParseInt(t, kv["goRest"], 64)
+			jf.goJSONEquals = mustParseBool(t, kv["goJSONEquals"])
 			report.filters[w[1]] = jf
 		default:
 			t.Fatalf("unexpected report line from Interop.java: %q", line)

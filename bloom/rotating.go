@@ -143,6 +143,9 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 		return nil, fmt.Errorf("%w: window (%v) must be > 0", ErrInvalidArgument, window)
 	}
 	s, err := size(n, p, opts)
+	if err == nil {
+		err = s.fits()
+	}
 	if err != nil {
 		return nil, err
 	}

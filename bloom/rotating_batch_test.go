@@ -165,12 +165,14 @@ func TestRotatingBinary(t *testing.T) {
 	require.ErrorIs(t, zero.UnmarshalBinary(data), bloom.ErrInvalidArgument)
 }
 
-// TestRotatingBatchConcurrent runs PutMany, MightContainMany and
-// UnmarshalBinary from many goroutines at once, for the race detector, and
+// TestRotatingBatchConcurrent runs PutMany, MightContainMany,
+// UnmarshalBinary and the text form's methods from many goroutines at once, for the race detector, and
 // requires every value put to be found afterwards.
 func TestRotatingBatchConcurrent(t *testing.T) {
 	r := mustNewRotating(t, funnel.Int64, 100_000, 0.01, time.Hour)
 	snapshot, err := r.MarshalBinary()
+	require.NoError(t, err)
+	snapshotText, err := r.MarshalText()
 	require.NoError(t, err)
 	const goroutines, per = 8, 2000
 	var wg sync.WaitGroup
@@ -197,6 +199,12 @@ func TestRotatingBatchConcurrent(t *testing.T) {
 				// A snapshot taken before any put: loading it races the
 				// puts, which is allowed, so only the race detector judges.
 				assert.NoError(t, r.UnmarshalBinary(snapshot))
+			}
+			if g == 1 {
+				// The same in text, and a text of the moment.
+				assert.NoError(t, r.UnmarshalText(snapshotText))
+				_, err := r.MarshalText()
+				assert.NoError(t, err)
 			}
 		}()
 	}

@@ -20,6 +20,9 @@ import (
 // written.
 func (r *Rotating[T]) WriteTo(w io.Writer) (int64, error) {
 	g := r.gens.Load()
+	if g == nil {
+		return 0, r.zero("WriteTo")
+	}
 	n, err := g.cur.f.WriteTo(w)
 	if err != nil {
 		return n, err
@@ -61,8 +64,17 @@ func ReadRotating[T any](r io.Reader, f funnel.Funnel[T], expectedInsertions int
 	return rot, nil
 }
 
+// zero is the error of method for the zero Rotating, which has nothing to
+// write, instead of a panic in an encoder that met one.
+func (r *Rotating[T]) zero(method string) error {
+	return fmt.Errorf("%w: %s of a zero Rotating; create it with NewRotating or ReadRotating", ErrInvalidArgument, method)
+}
+
 // MarshalBinary returns the bytes WriteTo would write.
 func (r *Rotating[T]) MarshalBinary() ([]byte, error) {
+	if r.gens.Load() == nil {
+		return nil, r.zero("MarshalBinary")
+	}
 	return r.AppendBinary(make([]byte, 0, 2*(headerSize+8*r.words)))
 }
 
@@ -70,6 +82,9 @@ func (r *Rotating[T]) MarshalBinary() ([]byte, error) {
 // extended slice.
 func (r *Rotating[T]) AppendBinary(b []byte) ([]byte, error) {
 	g := r.gens.Load()
+	if g == nil {
+		return b, r.zero("AppendBinary")
+	}
 	b, _ = g.cur.f.AppendBinary(b)
 	return g.prev.f.AppendBinary(b)
 }

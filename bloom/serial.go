@@ -48,6 +48,9 @@ const (
 // encodes the words in chunks of 32 KiB, so w gains nothing from a bufio
 // wrapper. Puts that run concurrently with WriteTo may or may not be written.
 func (f *Filter[T]) WriteTo(w io.Writer) (int64, error) {
+	if err := f.usable("WriteTo"); err != nil {
+		return 0, err
+	}
 	words := f.bits.WordCount()
 	buf := f.appendHeader(make([]byte, 0, headerSize+8*min(words, chunkWords)))
 	var written int64
@@ -66,13 +69,29 @@ func (f *Filter[T]) WriteTo(w io.Writer) (int64, error) {
 
 // MarshalBinary returns the bytes WriteTo would write.
 func (f *Filter[T]) MarshalBinary() ([]byte, error) {
+	if err := f.usable("MarshalBinary"); err != nil {
+		return nil, err
+	}
 	return f.AppendBinary(make([]byte, 0, headerSize+8*f.bits.WordCount()))
 }
 
 // AppendBinary appends the bytes WriteTo would write to b and returns the
 // extended slice.
 func (f *Filter[T]) AppendBinary(b []byte) ([]byte, error) {
+	if err := f.usable("AppendBinary"); err != nil {
+		return b, err
+	}
 	return f.appendWords(f.appendHeader(b), 0, f.bits.WordCount()), nil
+}
+
+// usable returns an error wrapping [ErrInvalidArgument] from method for the
+// zero Filter, which has nothing to write, instead of a panic in an encoder
+// that met one.
+func (f *Filter[T]) usable(method string) error {
+	if f.bits == nil {
+		return fmt.Errorf("%w: %s of a zero Filter; create it with New or ReadFrom", ErrInvalidArgument, method)
+	}
+	return nil
 }
 
 func (f *Filter[T]) appendHeader(b []byte) []byte {
@@ -101,7 +120,9 @@ func (f *Filter[T]) appendWords(b []byte, from, to int) []byte {
 // stream Guava would reject: an unknown strategy ordinal, a word count that is
 // not positive, no hash functions, or an early end, which also wraps
 // io.ErrUnexpectedEOF. Errors from r are returned wrapped. On error the
-// filter is nil.
+// filter is nil. On a 32-bit platform a filter of more than 2 GiB, which
+// Guava accepts but the address space cannot hold, is an error wrapping
+// [ErrTooLarge], returned having read only the 6-byte header.
 //
 // A stream cannot make ReadFrom allocate much more than it has delivered: the
 // filter grows as words arrive, instead of being allocated at the size the

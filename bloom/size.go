@@ -81,6 +81,11 @@ type sizing struct {
 // for the same arguments, or the error New would return. Size allocates
 // nothing when called without options.
 //
+// Size is Guava's sizing on every platform. On a 32-bit platform New also
+// refuses a filter of more than 2 GiB, which the address space cannot hold,
+// where Size still reports the size Guava gives it, for a filter kept
+// elsewhere (as in redisfilter) or built by Java.
+//
 // Like Guava, Size treats expectedInsertions == 0 as 1 and rounds the optimal
 // number of bits up to a multiple of 64.
 func Size(expectedInsertions int64, fpp float64, opts ...Option) (bitSize int64, numHashFunctions int, err error) {
@@ -126,8 +131,8 @@ func size(n int64, p float64, opts []Option) (sizing, error) {
 		return sizing{}, fmt.Errorf("%w: could not create filter of 0 bits: the bit size must be > 0", ErrInvalidArgument)
 	}
 	words := (numBits-1)/64 + 1
-	if words > maxWords {
-		return sizing{}, fmt.Errorf("%w: could not create filter of %d bits: %d words is more than %d", ErrInvalidArgument, numBits, words, maxWords)
+	if words > bitarray.MaxWords {
+		return sizing{}, fmt.Errorf("%w: could not create filter of %d bits: %d words is more than %d", ErrInvalidArgument, numBits, words, bitarray.MaxWords)
 	}
 	if k > maxHashFunctions {
 		return sizing{}, fmt.Errorf("%w: could not create filter of %d bits: number of hash functions (%d) must be <= %d", ErrInvalidArgument, numBits, k, maxHashFunctions)
@@ -141,6 +146,17 @@ func javaHashCount(x float64) int {
 	return max(1, int(int32(javamath.Round(x))))
 }
 
-// maxWords is the largest filter, in 64-bit words: Guava's limit, and on a
-// 32-bit platform also what the address space can hold.
+// maxWords is the largest filter this platform can hold, in 64-bit words:
+// Guava's limit, and on a 32-bit platform the most whose bytes an int can
+// count.
 const maxWords = min(bitarray.MaxWords, math.MaxInt/8)
+
+// fits returns an error wrapping [ErrInvalidArgument] if the filter s sizes
+// is more than this platform can hold, for New and NewRotating, which
+// allocate it.
+func (s sizing) fits() error {
+	if s.words > maxWords {
+		return fmt.Errorf("%w: could not create filter of %d bits: %d words is more than %d this platform can hold", ErrInvalidArgument, int64(s.words)*64, s.words, maxWords)
+	}
+	return nil
+}

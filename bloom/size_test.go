@@ -1,9 +1,12 @@
 package bloom_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -97,6 +100,33 @@ func TestSizeErrors(t *testing.T) {
 	_, _, err := bloom.Size(10, 0.01, bloom.WithStrategy(nil))
 	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
 	assert.ErrorContains(t, err, "strategy is nil")
+}
+
+// TestSizeOn32Bit checks that on a 32-bit platform Size gives Guava's sizing
+// for a filter larger than the address space, which New, NewRotating and
+// ReadFrom refuse, saying why, instead of failing to allocate it.
+func TestSizeOn32Bit(t *testing.T) {
+	if strconv.IntSize != 32 {
+		t.Skip("only a 32-bit platform has a limit below Guava's; TestSizeErrors checks Guava's")
+	}
+	const n, p = 1 << 31, 0.01 // 2.4 GiB
+	bits, k, err := bloom.Size(n, p)
+	require.NoError(t, err)
+	assert.Equal(t, 7, k)
+	words := bits / 64
+	require.Greater(t, words, int64(math.MaxInt/8))
+	want := fmt.Sprintf("could not create filter of %d bits: %d words is more than %d this platform can hold", bits, words, math.MaxInt/8)
+	_, err = bloom.New(funnel.String, n, p)
+	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
+	assert.ErrorContains(t, err, want)
+	_, err = bloom.NewRotating(funnel.String, n, p, time.Minute)
+	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
+	assert.ErrorContains(t, err, want)
+
+	r := bytes.NewReader(binary.BigEndian.AppendUint32([]byte{1, 7}, uint32(words)))
+	_, err = bloom.ReadFrom(r, funnel.String)
+	assert.ErrorIs(t, err, bloom.ErrTooLarge)
+	assert.ErrorContains(t, err, fmt.Sprintf("%d words is more than %d this platform can hold", words, math.MaxInt/8))
 }
 
 // TestSizeRefusesOthersOptions checks that an option of a package built on

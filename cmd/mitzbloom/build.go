@@ -42,7 +42,7 @@ func (e *env) build(fs *flagSet, args []string) int {
 	n := fs.Int64("n", 0, "the expected number of keys `N`, as Guava's create takes it\n(without -n: the number of lines of the INPUT files)")
 	p := fs.Float64("p", 0, "the false-positive probability `P` once N keys are in, in (0, 1); required")
 	funnelName := fs.String("funnel", "string", "how a line becomes a key: `F` is one of\n"+funnelNames())
-	strategyName := fs.String("strategy", "mitz64", "`mitz64|mitz32`: Guava's strategy, MURMUR128_MITZ_64 (its default) or\nMURMUR128_MITZ_32")
+	strategyName := fs.String("strategy", "mitz64", "Guava's strategy `S`: mitz64, MURMUR128_MITZ_64 (its default), or\nmitz32, MURMUR128_MITZ_32")
 	legacyK := fs.Bool("legacy-k", false, "compute the number of hash functions as Guava 31.x and earlier do")
 	out := fs.String("o", "", "write the filter to `FILE`, replacing it only once the build succeeds\n(without -o, or -: standard output)")
 	skipBad := fs.Bool("skip-bad", false, "skip lines that are not keys of the funnel, and count them, instead of\nfailing")
@@ -97,12 +97,8 @@ func (e *env) build(fs *flagSet, args []string) int {
 	if b.bad > 0 {
 		fmt.Fprintf(e.stderr, "mitzbloom build: skipped %d bad lines\n", b.bad)
 	}
-	if b.fpp > 2*b.p {
-		if !*force {
-			fmt.Fprintf(e.stderr, "mitzbloom build: nothing written: %s, or -force to write it anyway\n", b.saturation())
-			return exitError
-		}
-		fmt.Fprintf(e.stderr, "mitzbloom build: warning: %s\n", b.saturation())
+	if !e.loadOK("build", b.load(), *force) {
+		return exitError
 	}
 	if err := e.writeOutput(*out, b.filter); err != nil {
 		return e.fail("build", err)
@@ -110,18 +106,51 @@ func (e *env) build(fs *flagSet, args []string) int {
 	return exitOK
 }
 
-// saturation describes a built filter whose expected false-positive
-// probability is more than twice the one asked for, and the -n to build it
-// with instead.
-func (b *builder) saturation() string {
-	msg := fmt.Sprintf("%d keys in a filter sized for %d: expected false-positive probability %s, more than twice -p %s",
-		b.keys, b.n, formatFPP(b.fpp), strconv.FormatFloat(b.p, 'g', -1, 64))
+// load is what the built filter holds against what it was sized for.
+func (b *builder) load() load {
+	return load{keys: strconv.FormatInt(b.keys, 10), n: b.keys, fits: b.keys > b.n, use: "use",
+		sizedFor: strconv.FormatInt(b.n, 10), p: b.p, pName: "-p", fpp: b.fpp}
+}
+
+// A load is what a finished filter holds against what it was sized for,
+// which build and merge check before they write it.
+type load struct {
+	keys     string  // the keys it holds, as the message says it
+	n        int64   // the -n that fits them, if fits
+	fits     bool    // whether n fits them, and not only a larger one
+	use      string  // what to do with the -n that fits
+	sizedFor string  // the n it was sized for, as the message says it
+	p        float64 // the false-positive probability it was sized for
+	pName    string  // how the message names p
+	fpp      float64 // its expected false-positive probability
+}
+
+// loadOK reports whether command may write the filter of l: yes if its
+// expected false-positive probability is at most twice p, the one asked
+// for, and otherwise only with force, after a warning. When it may not, it
+// says why.
+func (e *env) loadOK(command string, l load, force bool) bool {
+	if l.fpp <= 2*l.p {
+		return true
+	}
+	if !force {
+		fmt.Fprintf(e.stderr, "mitzbloom %s: nothing written: %s, or -force to write it anyway\n", command, l)
+		return false
+	}
+	fmt.Fprintf(e.stderr, "mitzbloom %s: warning: %s\n", command, l)
+	return true
+}
+
+// String describes an overfull filter, and the -n to build it with instead.
+func (l load) String() string {
+	msg := fmt.Sprintf("%s keys in a filter sized for %s: expected false-positive probability %s, more than twice %s %s",
+		l.keys, l.sizedFor, formatFPP(l.fpp), l.pName, strconv.FormatFloat(l.p, 'g', -1, 64))
 	// More keys than n make a filter saturate; sized for all of them, it
 	// has about the probability asked for.
-	if b.keys > b.n {
-		return msg + fmt.Sprintf("; use -n %d", b.keys)
+	if l.fits {
+		return msg + fmt.Sprintf("; %s -n %d", l.use, l.n)
 	}
-	return msg + "; use a larger -n"
+	return msg + "; " + l.use + " a larger -n"
 }
 
 // formatFPP formats a false-positive probability with three significant

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -158,10 +159,7 @@ func hasLines(s string, lines []string) bool {
 func TestBuildSaturated(t *testing.T) {
 	dir := t.TempDir()
 	const n, p = 1000, 0.01
-	var lines []string
-	for i := range 20_000 {
-		lines = append(lines, "key"+strconv.Itoa(i))
-	}
+	lines := numberedKeys(20_000)
 	// The most keys whose filter stays within 2p, by the library's count.
 	f := mustNewStringFilter(t, n, p)
 	under := 0
@@ -221,6 +219,77 @@ func TestBuildSaturated(t *testing.T) {
 	if res := mitzbloom(t, "", "build", "-n", "1000", "-p", "0.01", "-o", out, input); res.status != exitOK || res.stderr != "" {
 		t.Errorf("build of %d keys at -n 1000, within 2p: want success in silence, got %v", under, res)
 	}
+}
+
+// TestMergeOverfull checks that merge refuses, as build does, to write a
+// filter whose expected false-positive probability is more than twice the p
+// its filters were built with, naming the n they were built for, about how
+// many keys it holds and the -n to build them with; that -force writes it
+// with the same warning; and that filters built with that -n merge in
+// silence. Two halves of 1200 keys are merged into a filter for 1000, as
+// in issue 34.
+func TestMergeOverfull(t *testing.T) {
+	dir := t.TempDir()
+	const n, p = 1000, 0.01
+	keys := numberedKeys(1200)
+	a := writeLines(t, dir, "a.txt", keys[:600])
+	b := writeLines(t, dir, "b.txt", keys[600:])
+	build := func(name, input string, n int64) string {
+		path := filepath.Join(dir, name)
+		mustRun(t, "", "build", "-n", strconv.FormatInt(n, 10), "-p", "0.01", "-o", path, input)
+		return path
+	}
+	fa, fb := build("a.bloom", a, n), build("b.bloom", b, n)
+	union := mustNewStringFilter(t, n, p)
+	for _, k := range keys {
+		union.Put(k)
+	}
+	if union.ExpectedFPP() <= 2*p {
+		t.Fatalf("the filter of %d keys has an expected fpp of %v, within 2p", len(keys), union.ExpectedFPP())
+	}
+	// The n that size a filter as n = 1000 does, at p = 0.01.
+	same := func(m int64) bool { return mustSize(t, m, p) == mustSize(t, n, p) }
+	lo, hi := int64(n), int64(n)
+	for same(lo - 1) {
+		lo--
+	}
+	for same(hi + 1) {
+		hi++
+	}
+	count := union.ApproximateElementCount()
+	detail := fmt.Sprintf("about %d keys in a filter sized for n %d-%d: expected false-positive probability %s, more than twice p 0.01; build the filters with -n %d",
+		count, lo, hi, strconv.FormatFloat(union.ExpectedFPP(), 'g', 3, 64), count)
+
+	out := filepath.Join(dir, "all.bloom")
+	res := mitzbloom(t, "", "merge", "-o", out, fa, fb)
+	if want := "mitzbloom merge: nothing written: " + detail + ", or -force to write it anyway\n"; res.status != exitError || res.stdout != "" || res.stderr != want {
+		t.Errorf("merge of %d keys at n = %d: want exit status 2 and\n%s got %v", len(keys), n, want, res)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused merge wrote %s", out)
+	}
+	res = mitzbloom(t, "", "merge", "-force", "-o", out, fa, fb)
+	if want := "mitzbloom merge: warning: " + detail + "\n"; res.status != exitOK || res.stderr != want {
+		t.Errorf("merge -force of %d keys at n = %d: want exit status 0 and\n%s got %v", len(keys), n, want, res)
+	}
+	if got := readTestFilter(t, out); !got.Equal(union) {
+		t.Errorf("merge -force wrote %v; want the filter of all %d keys", got, len(keys))
+	}
+
+	// Built with the -n it names, the halves merge without a word.
+	fa, fb = build("a.bloom", a, count), build("b.bloom", b, count)
+	if res := mitzbloom(t, "", "merge", "-o", out, fa, fb); res.status != exitOK || res.stderr != "" {
+		t.Errorf("merge of filters built with the -n suggested: %v", res)
+	}
+}
+
+// numberedKeys returns n keys, key0, key1 and on.
+func numberedKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "key" + strconv.Itoa(i)
+	}
+	return keys
 }
 
 func fppOf(t *testing.T, keys []string, n int64, p float64) float64 {

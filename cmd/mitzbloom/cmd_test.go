@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -810,8 +811,43 @@ func TestSaturation(t *testing.T) {
 		{1000, 1000, "1000 keys in a filter sized for 1000: expected false-positive probability 0.5, more than twice -p 0.001; use a larger -n"},
 	} {
 		b := &builder{n: c.n, p: 0.001, keys: c.keys, fpp: 0.5}
-		if got := b.saturation(); got != c.want {
+		if got := b.load().String(); got != c.want {
 			t.Errorf("saturation of %d keys at n = %d:\n got %s\nwant %s", c.keys, c.n, got, c.want)
 		}
+	}
+}
+
+// TestMergedLoadOtherP checks the load merge checks for a filter of a p
+// that inspect does not try: it takes the largest p that gives its number of
+// hash functions, 2^(½−k), and the n that p sizes it for.
+func TestMergedLoadOtherP(t *testing.T) {
+	const n, p = 1000, 0.00025 // k = 12, which no p inspect tries gives
+	f, err := bloom.New(funnel.Bytes, n, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sizingsOf(f.BitSize(), f.NumHashFunctions(), commonFPPs); len(s) > 0 {
+		t.Fatalf("the filter of n = %d, p = %v is also that of %v", n, p, s)
+	}
+	for i := range 4 * n {
+		f.Put([]byte(strconv.Itoa(i)))
+	}
+	l := mergedLoad(f)
+	k := f.NumHashFunctions()
+	if want := math.Pow(2, 0.5-float64(k)); l.p != want || l.p < p {
+		t.Errorf("merge takes p = %v for k = %d; want %v, at least the p of %v it was built with", l.p, k, want, p)
+	}
+	if l.fpp != f.ExpectedFPP() || l.fpp <= 2*l.p {
+		t.Errorf("merge takes an expected fpp of %v for a filter of %v, more than twice %v", l.fpp, f.ExpectedFPP(), l.p)
+	}
+	// 2^(½−k) sizes the filter for fewer keys than p does, by ln 0.3 / ln 2^(½−k).
+	sized := int64(float64(f.BitSize()) * math.Ln2 / (float64(k) - 0.5))
+	if wantN := float64(n) * math.Log(p) / math.Log(l.p); math.Abs(float64(sized)-wantN) > 0.01*wantN {
+		t.Errorf("sized for %d; want about %v", sized, wantN)
+	}
+	want := fmt.Sprintf("about %d keys in a filter sized for about %d: expected false-positive probability %s, more than twice p %s; build the filters with -n %d",
+		f.ApproximateElementCount(), sized, formatFPP(l.fpp), strconv.FormatFloat(l.p, 'g', -1, 64), f.ApproximateElementCount())
+	if got := l.String(); got != want {
+		t.Errorf("merge says\n%s\nwant\n%s", got, want)
 	}
 }

@@ -11,7 +11,7 @@
 //	mitzbloom build [-n N] -p P [-funnel F] [-strategy mitz64|mitz32] [-legacy-k] [-skip-bad] [-force] [-q] [-o FILE] [INPUT...]
 //	mitzbloom inspect [-json] [-p P] [-max-bytes N] FILE...
 //	mitzbloom query [-funnel F] [-q] [-max-bytes N] FILE [KEY...]
-//	mitzbloom merge -o OUT [-max-bytes N] A B...
+//	mitzbloom merge -o OUT [-max-bytes N] [-force] A B...
 //	mitzbloom help [COMMAND]
 //
 // Flags may come before, between and after the other arguments; after "--"
@@ -103,9 +103,9 @@
 //	-skip-bad
 //	  	skip lines that are not keys of the funnel, and count them, instead of
 //	  	failing
-//	-strategy mitz64|mitz32
-//	  	mitz64|mitz32: Guava's strategy, MURMUR128_MITZ_64 (its default) or
-//	  	MURMUR128_MITZ_32 (default "mitz64")
+//	-strategy S
+//	  	Guava's strategy S: mitz64, MURMUR128_MITZ_64 (its default), or
+//	  	mitz32, MURMUR128_MITZ_32 (default "mitz64")
 //
 // # Inspect
 //
@@ -171,7 +171,7 @@
 //
 // Usage:
 //
-//	mitzbloom merge -o OUT [-max-bytes N] A B...
+//	mitzbloom merge -o OUT [-max-bytes N] [-force] A B...
 //
 // Merge puts the filters B... into A, as Guava's A.putAll(B) does, and
 // writes the result to OUT. Filters of different sizes, numbers of hash
@@ -180,8 +180,20 @@
 // the funnel its keys were put with, so merge cannot check that the filters
 // share one.
 //
+// Like build, merge writes nothing and fails when the merged filter's
+// expected false-positive probability is more than twice P, the one its
+// filters were built with, saying about how many keys it holds (Guava's
+// approximateElementCount) and the -n to build the filters with instead;
+// -force writes it all the same, with the same warning. A file does not
+// record N and P either: merge works them out from the filters' size and
+// number of hash functions k, as inspect does, for the P inspect tries, and
+// for another P takes the largest that gives k, 2^(1/2-k).
+//
 // Flags:
 //
+//	-force
+//	  	write the merged filter even if its expected false-positive probability
+//	  	is more than twice the P its filters were built with, with a warning
 //	-max-bytes N
 //	  	refuse a file whose filters take more than N bytes, by their headers
 //	  	alone (0: no limit; a filter never takes much more memory than the bytes

@@ -134,7 +134,7 @@ certainly is not, and 2 on an error, such as a key the funnel cannot
 parse.
 `
 
-const mergeSynopsis = "-o OUT [-max-bytes N] A B..."
+const mergeSynopsis = "-o OUT [-max-bytes N] [-force] A B..."
 
 const mergeDoc = `
 Merge puts the filters B... into A, as Guava's A.putAll(B) does, and
@@ -143,4 +143,13 @@ functions or strategies cannot be merged: the error says so in Guava's
 words, and which flags of build make them alike. A file does not record
 the funnel its keys were put with, so merge cannot check that the filters
 share one.
+
+Like build, merge writes nothing and fails when the merged filter's
+expected false-positive probability is more than twice P, the one its
+filters were built with, saying about how many keys it holds (Guava's
+approximateElementCount) and the -n to build the filters with instead;
+-force writes it all the same, with the same warning. A file does not
+record N and P either: merge works them out from the filters' size and
+number of hash functions k, as inspect does, for the P inspect tries, and
+for another P takes the largest that gives k, 2^(1/2-k).
 `

@@ -98,9 +98,13 @@ func commandHelp(t *testing.T, name string) (synopsis, doc, flags string) {
 	return synopsis, doc, flags
 }
 
+// flagArgUsage matches a flag that takes an argument in a list of flags,
+// with the argument's name and the first line of its usage.
+var flagArgUsage = regexp.MustCompile(`(?m)^  (-[a-z-]+) (\S+)\n\s+(.*)$`)
+
 // TestSynopses checks that the usage line of each command shows its flags,
 // all of them, and no other, and those not required in brackets, and that
-// no flag shows a number as its default.
+// no flag shows a number as its default or says its argument's name twice.
 func TestSynopses(t *testing.T) {
 	required := map[string][]string{"build": {"-p"}, "merge": {"-o"}}
 	flagLine := regexp.MustCompile(`(?m)^  (-[a-z-]+)`)
@@ -121,6 +125,13 @@ func TestSynopses(t *testing.T) {
 		// "not given".
 		if m := regexp.MustCompile(`\(default -?[0-9][^)]*\)`).FindString(flags); m != "" {
 			t.Errorf("mitzbloom %s -h shows %s for a flag", c.name, m)
+		}
+		// The flag package prints a flag's argument name, then its usage,
+		// which must not say the name again.
+		for _, m := range flagArgUsage.FindAllStringSubmatch(flags, -1) {
+			if strings.HasPrefix(m[3], m[2]) {
+				t.Errorf("mitzbloom %s -h: %s %s repeats %q", c.name, m[1], m[2], m[3])
+			}
 		}
 		slices.Sort(shown)
 		if !slices.Equal(defined, shown) {

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
@@ -12,6 +16,7 @@ import (
 func (e *env) merge(fs *flagSet, args []string) int {
 	out := fs.String("o", "", "write the merged filter to `OUT`, replacing it only once the merge succeeds\n(-: standard output)")
 	maxBytes := maxBytesFlag(fs)
+	force := fs.Bool("force", false, "write the merged filter even if its expected false-positive probability\nis more than twice the P its filters were built with, with a warning")
 	files, stop, status := fs.parse(args)
 	if stop {
 		return status
@@ -25,13 +30,45 @@ func (e *env) merge(fs *flagSet, args []string) int {
 		return fs.usageError("standard input (-) can be read only once")
 	}
 	merged, err := e.mergeFiles(files, *maxBytes)
-	if err == nil {
-		err = e.writeOutput(*out, merged)
-	}
 	if err != nil {
 		return e.fail("merge", err)
 	}
+	if !e.loadOK("merge", mergedLoad(merged), *force) {
+		return exitError
+	}
+	if err := e.writeOutput(*out, merged); err != nil {
+		return e.fail("merge", err)
+	}
 	return exitOK
+}
+
+// mergedLoad is what the merged filter f holds, by Guava's estimate,
+// against the -n and -p of build that give a filter its size and number of
+// hash functions, as inspect works them out for the p it tries: for the
+// largest such p, to refuse only a filter over twice each. For another p
+// it is the largest p that gives k hash functions, 2^(½−k), since Guava's k
+// is −log₂ p rounded, and the n that p sizes the filter for.
+func mergedLoad(f *bloom.Filter[[]byte]) load {
+	keys := f.ApproximateElementCount()
+	l := load{keys: "about " + strconv.FormatInt(keys, 10), n: keys, use: "build the filters with",
+		pName: "p", fpp: f.ExpectedFPP()}
+	var n int64
+	if s := sizingsOf(f.BitSize(), f.NumHashFunctions(), commonFPPs); len(s) > 0 {
+		largest := slices.MaxFunc(s, func(a, b sizing) int { return cmp.Compare(a.FPP, b.FPP) })
+		l.p, n = largest.FPP, largest.MaxInsertions
+		l.sizedFor = "n " + strconv.FormatInt(largest.MinInsertions, 10)
+		if largest.MaxInsertions > largest.MinInsertions {
+			l.sizedFor += "-" + strconv.FormatInt(largest.MaxInsertions, 10)
+		}
+	} else {
+		k := float64(f.NumHashFunctions())
+		l.p = math.Pow(2, 0.5-k)
+		n = int64(float64(f.BitSize()) * math.Ln2 / (k - 0.5)) // m·ln²2 / −ln p
+		l.sizedFor = "about " + strconv.FormatInt(n, 10)
+	}
+	// A saturated filter's estimate is math.MaxInt64, no -n at all.
+	l.fits = keys > n && keys < math.MaxInt64
+	return l
 }
 
 // mergeFiles puts every filter of names into the first, as Guava's

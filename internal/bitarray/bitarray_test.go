@@ -205,3 +205,29 @@ func TestEncodedWords(t *testing.T) {
 	assert.Equal(t, uint64(1<<63), a.Word(3), "nothing to decode")
 	assert.Panics(t, func() { a.OrEncoded(3, enc(1, 2)) }, "words past the end")
 }
+
+// TestSetInlinedInLoop calls Set where it inlines into a loop that folds its
+// answers, as a filter's Put does. Go 1.24.0 miscompiles the result of an
+// intrinsic atomic.OrUint64 there on amd64 (fixed in 1.24.1): the loop
+// reported wrong answers or crashed, so that a filter answered false for
+// values just put. go.mod requires 1.24.1 for this reason, and CI runs the
+// tests with that toolchain.
+func TestSetInlinedInLoop(t *testing.T) {
+	a := New(4)
+	bitsOf := []uint64{1, 70, 130, 200, 3}
+	assert.True(t, setAll(a, bitsOf), "the first pass sets every bit")
+	assert.False(t, setAll(a, bitsOf), "the second pass sets none")
+	for _, i := range bitsOf {
+		assert.True(t, a.Get(i), "bit %d", i)
+	}
+	assert.EqualValues(t, len(bitsOf), a.Count())
+}
+
+//go:noinline
+func setAll(a *Array, bitsOf []uint64) bool {
+	changed := false
+	for _, i := range bitsOf {
+		changed = a.Set(i) || changed
+	}
+	return changed
+}

@@ -231,12 +231,21 @@ func TestPowIntFacts(t *testing.T) {
 		{1, math.MaxInt - 1, 1},
 		{-1, math.MaxInt, -1},
 		{0.5, math.MaxInt - 1, 0},
-		{1 + 0x1p-52, math.MaxInt - 1, math.Inf(1)},
+		{1 + 0x1p-21, math.MaxInt32 - 1, math.Inf(1)}, // e^1024
 		{0.25, math.MaxInt32, 0},
 		{1e300, math.MaxInt - 1, math.Inf(1)},
 		{-1e300, math.MaxInt, math.Inf(-1)},
 		{5e-324, 1, 5e-324},
 		{5e-324, 2, 0},
+	}
+	if strconv.IntSize == 64 {
+		// The smallest x above 1 overflows too, at about e^2048; to a 32-bit
+		// int's largest power it is only about e^(2^-21).
+		tests = append(tests, struct {
+			x    float64
+			k    int
+			want float64
+		}{1 + 0x1p-52, math.MaxInt - 1, math.Inf(1)})
 	}
 	for _, tt := range tests {
 		got := PowInt(tt.x, tt.k)

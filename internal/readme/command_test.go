@@ -1,13 +1,17 @@
 package readme
 
 import (
+	"go/version"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // shBlock matches a fenced shell block of the README.
@@ -21,14 +25,7 @@ func TestREADMECommandLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command; the run without -short runs the workflow")
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, readme := readREADME(t, "README.md")
 	var workflow string
 	for _, b := range shBlock.FindAllSubmatch(readme, -1) {
 		if strings.Contains(string(b[1]), "mitzbloom build ") {
@@ -74,5 +71,181 @@ func TestREADMECommandLine(t *testing.T) {
 	query.Dir = dir
 	if out, err := query.CombinedOutput(); err != nil {
 		t.Errorf("the merged filter lacks keys of the lists it merges: %v\n%s", err, out)
+	}
+}
+
+// fence matches a fenced block of a README, of any language.
+var fence = regexp.MustCompile("(?ms)^```[a-z]*\n(.*?)^```\n")
+
+// TestREADMEACLLines checks the ACL commands of the READMEs, which users
+// paste into redis-cli: in a fenced block that has one, every line must be
+// a whole ACL SETUSER command, since redis-cli runs each line on its own and
+// a command wrapped onto two lines makes half a user and an error (issue
+// 34). With redis-server and redis-cli on the PATH it runs each on a
+// throwaway server, where each must answer OK.
+func TestREADMEACLLines(t *testing.T) {
+	var lines []string
+	for _, name := range []string{"README.md", "redisfilter/README.md"} {
+		_, readme := readREADME(t, name)
+		for _, b := range fence.FindAllSubmatch(readme, -1) {
+			block := strings.Split(strings.TrimSuffix(string(b[1]), "\n"), "\n")
+			if !slices.ContainsFunc(block, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "ACL ") }) {
+				continue
+			}
+			for _, l := range block {
+				switch {
+				case strings.TrimSpace(l) == "":
+				case !strings.HasPrefix(l, "ACL SETUSER ") || strings.HasSuffix(l, "\\"):
+					t.Errorf("%s: a block of ACL commands has a line that is not a whole ACL SETUSER command, which redis-cli would run on its own: %q", name, l)
+				default:
+					lines = append(lines, l)
+				}
+			}
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatal("no ACL SETUSER line in a fenced block of the READMEs: the read-only user's command is missing")
+	}
+
+	socket := startRedis(t)
+	for _, l := range lines {
+		cli := exec.Command("redis-cli", "-s", socket)
+		cli.Stdin = strings.NewReader(l + "\n")
+		out, err := cli.CombinedOutput()
+		if err != nil || string(out) != "OK\n" {
+			t.Errorf("redis-cli answers %q (%v) to the README's\n%s", out, err, l)
+		}
+	}
+}
+
+// startRedis starts a throwaway redis-server that keeps nothing on disk and
+// listens only on a unix socket, and returns the socket's path. Without
+// redis-server and redis-cli it skips t, or fails it in CI.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	for _, tool := range []string{"redis-server", "redis-cli"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not on the PATH; .ci/run installs the redis-server package", tool)
+			}
+			t.Skipf("%s is not on the PATH, so the commands are not run; install the Debian package redis-server", tool)
+		}
+	}
+	dir := t.TempDir()
+	socket := filepath.Join(dir, "redis.sock")
+	srv := exec.Command("redis-server", "--port", "0", "--unixsocket", socket, "--save", "", "--appendonly", "no", "--dir", dir)
+	if err := srv.Start(); err != nil {
+		t.Fatalf("starting redis-server: %v", err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Kill()
+		srv.Wait()
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		out, err := exec.Command("redis-cli", "-s", socket, "PING").CombinedOutput()
+		if err == nil && string(out) == "PONG\n" {
+			return socket
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server did not answer PING within 10 s: %v %s", err, out)
+		}
+	}
+}
+
+// cloneLine is the README's first step before a release, which the test
+// stands in for with a link to this checkout, having no network.
+const cloneLine = "git clone https://github.com/mitzbloom/mitzbloom ../mitzbloom"
+
+// TestREADMEInstall runs the README's steps for using the modules before a
+// release, as written, in a module of a user's that imports the library
+// and redisfilter, beside a link to this checkout in place of the clone:
+// the program must then build and run, and go install must install the
+// command-line tool, with the go command asking no server for a version of
+// mitzbloom, since none is published.
+func TestREADMEInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command; the run without -short runs the steps")
+	}
+	root, readme := readREADME(t, "README.md")
+	// The steps require redisfilter, whose go.mod may ask for a newer Go
+	// than the oldest the library's tests run with.
+	rf, err := os.ReadFile(filepath.Join(root, "redisfilter", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(rf)
+	if m == nil {
+		t.Fatal("redisfilter/go.mod has no go line")
+	}
+	if need := "go" + string(m[1]); version.Compare(runtime.Version(), need) < 0 {
+		t.Skipf("redisfilter requires %s, and this is %s", need, runtime.Version())
+	}
+	var steps string
+	for _, b := range shBlock.FindAllSubmatch(readme, -1) {
+		if strings.HasPrefix(string(b[1]), cloneLine+"\n") {
+			steps = strings.TrimPrefix(string(b[1]), cloneLine+"\n")
+		}
+	}
+	if steps == "" {
+		t.Fatalf("README.md has no sh block that begins %q, the steps before a release", cloneLine)
+	}
+
+	dir := t.TempDir()
+	if err := os.Symlink(root, filepath.Join(dir, "mitzbloom")); err != nil {
+		t.Fatal(err)
+	}
+	app := filepath.Join(dir, "app")
+	if err := os.Mkdir(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(app, "go.mod"), []byte("module example.com/app\n\ngo 1.24\n"))
+	// The checksums of the modules' dependencies, which a user's go
+	// command would fetch: the test needs no network.
+	var sum []byte
+	for _, mod := range []string{".", "redisfilter"} {
+		b, err := os.ReadFile(filepath.Join(root, mod, "go.sum"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum = append(sum, b...)
+	}
+	write(t, filepath.Join(app, "go.sum"), sum)
+	write(t, filepath.Join(app, "main.go"), []byte(`package main
+
+import (
+	"fmt"
+
+	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/redisfilter"
+)
+
+func main() {
+	f, err := bloom.New(funnel.String, 100, 0.01)
+	if err != nil {
+		panic(err)
+	}
+	f.Put("x")
+	fmt.Println(f.MightContain("x"), redisfilter.ErrLost != nil)
+}
+`))
+	bin := filepath.Join(dir, "bin")
+	// GOPROXY=off: a step that asked a server for a version of mitzbloom
+	// would fail, as it does for a user before the first release; the
+	// other modules come from the module cache, which the tests' own
+	// builds filled.
+	env := append(os.Environ(), "GOWORK=off", "GOBIN="+bin, "GOPROXY=off", "GOFLAGS=")
+	sh := exec.Command("bash", "-euo", "pipefail", "-c", steps)
+	sh.Dir, sh.Env = app, env
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("the README's steps before a release fail: %v\n%s\nsteps:\n%s", err, out, steps)
+	}
+	run := exec.Command("go", "run", ".")
+	run.Dir, run.Env = app, env
+	if out, err := run.CombinedOutput(); err != nil || string(out) != "true true\n" {
+		t.Errorf("a program of the module set up so: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(filepath.Join(bin, "mitzbloom"), "-h").CombinedOutput(); err != nil {
+		t.Errorf("the mitzbloom that go install installed: %v\n%s", err, out)
 	}
 }

@@ -20,14 +20,7 @@ func TestREADMECompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command once per block; the run without -short builds them")
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, readme := readREADME(t, "README.md")
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +50,20 @@ func TestREADMECompiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readREADME returns the root of the checkout and the README at name in it.
+func readREADME(t *testing.T, name string) (root string, readme []byte) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err = os.ReadFile(filepath.Join(root, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, readme
 }
 
 func write(t *testing.T, path string, data []byte) {

@@ -29,12 +29,20 @@
  *   - builds it with the package-private BloomFilter.create(funnel, long,
  *     double, Strategy), through reflection, puts the values and writes it
  *     with writeTo to <dir>/java-<id>.bin for the Go side to read;
+ *   - writes the same bytes in base64 to <dir>/java-<id>.b64, as a Java
+ *     service would put a filter in a JSON document, for the Go side's
+ *     UnmarshalText;
  *   - reads <dir>/go-<id>.bin, the filter the Go library built from the same
- *     values, with BloomFilter.readFrom and compares it with its own.
+ *     values, with BloomFilter.readFrom and compares it with its own;
+ *   - reads <dir>/go-<id>.json, the JSON document {"filter":"<base64>"} that
+ *     encoding/json wrote of a struct holding the Go filter, decodes the
+ *     string with Base64.getDecoder(), reads the bytes with readFrom and
+ *     compares the filter with its own.
  * and prints one report line:
  *
  *     filter <id> puts=<0|1...> probes=<0|1...> count=<long|saturated>
  *            fpp=<hex bits> goEquals=<bool> goContainsAll=<bool> goRest=<bytes>
+ *            goJSONEquals=<bool>
  *
  * puts are the put() results, probes the mightContain() answers for the p
  * values, count is approximateElementCount(), fpp is expectedFpp(), goEquals
@@ -60,6 +68,8 @@ import com.google.common.hash.Funnel;
 import com.google.common.hash.Funnels;
 import com.google.common.hash.PrimitiveSink;
 import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintWriter;
@@ -69,13 +79,18 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.function.Function;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 public final class Interop {
   private static final HexFormat HEX = HexFormat.of();
+
+  /** The JSON document of go-<id>.json, with the base64 string as group 1. */
+  private static final Pattern JSON_FILTER = Pattern.compile("\\{\"filter\":\"([A-Za-z0-9+/=]*)\"\\}");
 
   /** The record of the custom funnel; the Go side is golden.Record. */
   record Rec(
@@ -381,9 +396,13 @@ public final class Interop {
     } catch (ArithmeticException e) {
       count = "saturated"; // every bit set: Guava cannot estimate
     }
-    try (OutputStream os = Files.newOutputStream(dir.resolve("java-" + id + ".bin"))) {
-      filter.writeTo(os);
-    }
+    ByteArrayOutputStream javaBytes = new ByteArrayOutputStream();
+    filter.writeTo(javaBytes);
+    Files.write(dir.resolve("java-" + id + ".bin"), javaBytes.toByteArray());
+    Files.writeString(
+        dir.resolve("java-" + id + ".b64"),
+        Base64.getEncoder().encodeToString(javaBytes.toByteArray()),
+        UTF_8);
 
     BloomFilter<Object> goFilter;
     long goRest;
@@ -392,6 +411,15 @@ public final class Interop {
       goRest = in.transferTo(OutputStream.nullOutputStream());
     }
     boolean goContainsAll = inserted.stream().allMatch(goFilter::mightContain);
+
+    String json = Files.readString(dir.resolve("go-" + id + ".json"), UTF_8);
+    Matcher m = JSON_FILTER.matcher(json);
+    if (!m.matches()) {
+      throw new IllegalArgumentException("go-" + id + ".json is not {\"filter\":\"...\"}: " + json);
+    }
+    BloomFilter<Object> goJSONFilter =
+        BloomFilter.readFrom(
+            new ByteArrayInputStream(Base64.getDecoder().decode(m.group(1))), kind.funnel());
 
     out.println(
         "filter "
@@ -409,7 +437,9 @@ public final class Interop {
             + " goContainsAll="
             + goContainsAll
             + " goRest="
-            + goRest);
+            + goRest
+            + " goJSONEquals="
+            + goJSONFilter.equals(filter));
   }
 
   private void size(String[] w, PrintWriter out) throws ReflectiveOperationException {
