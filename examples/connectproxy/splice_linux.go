@@ -8,20 +8,27 @@ import (
 )
 
 // A spliceCopier moves bytes from one TCP connection to another inside the
-// kernel: io.Copy between *net.TCPConn splices through a pipe, with no
-// buffer in the process. The pipe is held only while bytes move, not while
-// the tunnel waits: wait asks the kernel how many bytes are queued, and
-// move splices that many, so that the splice never waits for more.
+// kernel, through a pipe (splice(2)): no byte is copied into the process.
+// The pipe is held only while bytes move, not while the tunnel waits: wait
+// asks the kernel how many bytes are queued, and move splices that many,
+// so that a splice never waits for more.
+//
+// The pipes are the proxy's own rather than those io.Copy between
+// *net.TCPConn splices through, so that they can be made larger: a pipe of
+// pipeSize moves what a loopback socket queues in one pair of splices,
+// where Go's, of 64 KiB, takes many.
 type spliceCopier struct {
-	dst, src *net.TCPConn
-	raw      syscall.RawConn
-	lr       io.LimitedReader
+	srcRaw, dstRaw syscall.RawConn
 
-	// For raw.Read's callback, made once: a closure for each wait would
-	// allocate.
-	check  func(fd uintptr) bool
-	queued int
-	err    error
+	// raw.Read's and raw.Write's callbacks, made once: closures made for
+	// each call would allocate.
+	check, drain, pump func(fd uintptr) bool
+
+	queued int   // bytes in src's receive queue, by the last check
+	p      *pipe // while move runs
+	inPipe int   // bytes in p
+	moved  int64 // by this move, to dst
+	err    error // the callbacks' system call errors
 	peek   [1]byte
 }
 
@@ -29,17 +36,19 @@ func newSpliceCopier(dst, src *net.TCPConn) copier {
 	if dst == nil || src == nil {
 		return nil
 	}
-	raw, err := src.SyscallConn()
-	if err != nil {
+	srcRaw, err1 := src.SyscallConn()
+	dstRaw, err2 := dst.SyscallConn()
+	if err1 != nil || err2 != nil {
 		return nil
 	}
-	c := &spliceCopier{dst: dst, src: src, raw: raw}
-	c.check = c.checkQueued
+	c := &spliceCopier{srcRaw: srcRaw, dstRaw: dstRaw}
+	c.check, c.drain, c.pump = c.checkQueued, c.drainQueued, c.pumpPipe
 	return c
 }
 
 func (c *spliceCopier) wait() error {
-	if err := c.raw.Read(c.check); err != nil {
+	c.err = nil
+	if err := c.srcRaw.Read(c.check); err != nil {
 		return err // the read deadline, or a closed connection
 	}
 	return c.err
@@ -52,8 +61,69 @@ func (c *spliceCopier) checkQueued(fd uintptr) bool {
 }
 
 func (c *spliceCopier) move() (int64, error) {
-	c.lr = io.LimitedReader{R: c.src, N: int64(c.queued)}
-	return c.dst.ReadFrom(&c.lr)
+	p, err := getPipe()
+	if err != nil {
+		return 0, err
+	}
+	c.p, c.inPipe, c.moved, c.err = p, 0, 0, nil
+	for c.queued > 0 && err == nil {
+		if err = c.srcRaw.Read(c.drain); err == nil {
+			err = c.err
+		}
+		if err == nil && c.inPipe > 0 {
+			if err = c.dstRaw.Write(c.pump); err == nil {
+				err = c.err
+			}
+		}
+	}
+	if c.inPipe > 0 {
+		p.close() // bytes that will not be passed on
+	} else {
+		putPipe(p)
+	}
+	c.p = nil
+	return c.moved, err
+}
+
+// drainQueued splices what src's queue held, up to the pipe's size, into
+// the pipe, which is empty.
+func (c *spliceCopier) drainQueued(fd uintptr) bool {
+	for {
+		n, err := syscall.Splice(int(fd), nil, c.p.w, nil, min(c.queued, pipeSize), spliceMove|spliceNonblock)
+		switch err {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		if n == 0 && err == nil {
+			err = io.ErrUnexpectedEOF // the queue had the bytes
+		}
+		c.inPipe, c.queued, c.err = int(n), c.queued-int(n), err
+		return true
+	}
+}
+
+// pumpPipe splices the pipe's bytes into dst, waiting while dst's send
+// buffer is full.
+func (c *spliceCopier) pumpPipe(fd uintptr) bool {
+	for c.inPipe > 0 {
+		n, err := syscall.Splice(c.p.r, nil, int(fd), nil, c.inPipe, spliceMove|spliceNonblock)
+		if n > 0 {
+			c.inPipe -= int(n)
+			c.moved += int64(n)
+		}
+		switch err {
+		case nil:
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			c.err = err
+			return true
+		}
+	}
+	return true
 }
 
 // queued returns how many bytes wait in socket fd's receive queue; io.EOF
@@ -76,4 +146,48 @@ func queued(fd uintptr, peek []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return m, nil
+}
+
+const (
+	spliceMove     = 0x1 // SPLICE_F_MOVE
+	spliceNonblock = 0x2 // SPLICE_F_NONBLOCK
+	// pipeSize is what the pipes are made to hold, as much as a loopback
+	// socket's queue holds at once; where the system does not allow it,
+	// they keep the default, 64 KiB.
+	pipeSize = 1 << 20
+)
+
+// A pipe is a pipe's read and write ends, nonblocking.
+type pipe struct{ r, w int }
+
+// pipes are the empty pipes not in use, up to their capacity: the
+// descriptor budget's reservedFDs has room for them. A pipe in use is one
+// of a tunnel's fdsPerTunnel.
+var pipes = make(chan *pipe, 8)
+
+func getPipe() (*pipe, error) {
+	select {
+	case p := <-pipes:
+		return p, nil
+	default:
+	}
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		return nil, err
+	}
+	_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, uintptr(fds[1]), syscall.F_SETPIPE_SZ, pipeSize)
+	return &pipe{r: fds[0], w: fds[1]}, nil
+}
+
+func putPipe(p *pipe) {
+	select {
+	case pipes <- p:
+	default:
+		p.close()
+	}
+}
+
+func (p *pipe) close() {
+	syscall.Close(p.r)
+	syscall.Close(p.w)
 }
