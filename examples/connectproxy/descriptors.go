@@ -8,7 +8,9 @@ import "fmt"
 const (
 	// reservedFDs are kept for the proxy itself: standard input, output
 	// and error, its listeners, the runtime's poller, the resolver's
-	// configuration files, listing the interfaces, and some to spare.
+	// configuration files, listing the interfaces, the netlink sockets
+	// of route lookups (4), the empty pipes kept for splicing (8, of two
+	// descriptors each), and some to spare.
 	reservedFDs = 64
 	// fdsPerTunnel are a tunnel's descriptors besides its client
 	// connection, at most: while it is being opened, the two DNS queries

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"io"
 	"net"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 // pipeSize moves what a loopback socket queues in one pair of splices,
 // where Go's, of 64 KiB, takes many.
 type spliceCopier struct {
+	dst, src       *net.TCPConn
 	srcRaw, dstRaw syscall.RawConn
 
 	// raw.Read's and raw.Write's callbacks, made once: closures made for
@@ -41,7 +43,7 @@ func newSpliceCopier(dst, src *net.TCPConn) copier {
 	if err1 != nil || err2 != nil {
 		return nil
 	}
-	c := &spliceCopier{srcRaw: srcRaw, dstRaw: dstRaw}
+	c := &spliceCopier{dst: dst, src: src, srcRaw: srcRaw, dstRaw: dstRaw}
 	c.check, c.drain, c.pump = c.checkQueued, c.drainQueued, c.pumpPipe
 	return c
 }
@@ -63,7 +65,9 @@ func (c *spliceCopier) checkQueued(fd uintptr) bool {
 func (c *spliceCopier) move() (int64, error) {
 	p, err := getPipe()
 	if err != nil {
-		return 0, err
+		// Out of descriptors, which the budget should prevent: the
+		// queued bytes go through a buffer instead.
+		return c.copyQueued()
 	}
 	c.p, c.inPipe, c.moved, c.err = p, 0, 0, nil
 	for c.queued > 0 && err == nil {
@@ -83,6 +87,23 @@ func (c *spliceCopier) move() (int64, error) {
 	}
 	c.p = nil
 	return c.moved, err
+}
+
+// copyQueued copies the queued bytes through a pooled buffer.
+func (c *spliceCopier) copyQueued() (int64, error) {
+	buf := buffers.Get().(*[]byte)
+	defer buffers.Put(buf)
+	var moved int64
+	for c.queued > 0 {
+		n, err := c.src.Read((*buf)[:min(c.queued, len(*buf))])
+		c.queued -= n
+		w, werr := c.dst.Write((*buf)[:n])
+		moved += int64(w)
+		if err = cmp.Or(werr, err); err != nil {
+			return moved, err
+		}
+	}
+	return moved, nil
 }
 
 // drainQueued splices what src's queue held, up to the pipe's size, into
@@ -165,6 +186,9 @@ type pipe struct{ r, w int }
 // of a tunnel's fdsPerTunnel.
 var pipes = make(chan *pipe, 8)
 
+// pipe2 is syscall.Pipe2, or a test's failure.
+var pipe2 = syscall.Pipe2
+
 func getPipe() (*pipe, error) {
 	select {
 	case p := <-pipes:
@@ -172,7 +196,7 @@ func getPipe() (*pipe, error) {
 	default:
 	}
 	var fds [2]int
-	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+	if err := pipe2(fds[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
 		return nil, err
 	}
 	_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, uintptr(fds[1]), syscall.F_SETPIPE_SZ, pipeSize)
