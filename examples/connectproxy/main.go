@@ -49,15 +49,18 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		// After the first signal, a second one ends the program at
-		// once, as if it had not asked for signals.
-		<-ctx.Done()
-		stop()
+		s := <-sigs
+		// A second signal ends the program at once, as if it had not
+		// asked for signals.
+		signal.Stop(sigs)
+		stop(fmt.Errorf("signal %v", s))
 	}()
 	err := run(ctx, os.Args[1:], os.Stderr)
-	stop()
+	stop(nil)
 	var usage usageError
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp):
