@@ -207,7 +207,7 @@ func TestErrorBodies(t *testing.T) {
 	assert.Equal(t, "cannot resolve destination\n", body)
 	assert.Contains(t, p.log.String(), fakeResolverAddr, "the detail is logged")
 	assert.Contains(t, p.log.String(), "nowhere.test:443")
-	resp, _, br := p.rawConnect(t, connectRequest("nowhere.test:443"), "")
+	resp, _, _ := p.rawConnect(t, connectRequest("nowhere.test:443"), "")
 	resp.Body.Close()
 	assert.Equal(t, `connectproxy; error=dns_error; details="cannot resolve destination"`, resp.Header.Get("Proxy-Status"),
 		"the kind of error, for a client that shows headers only (curl -v)")
@@ -218,7 +218,7 @@ func TestErrorBodies(t *testing.T) {
 	assert.Equal(t, "malformed CONNECT target\n", body)
 
 	// A target longer than the server reads at all.
-	resp, _, br = p.rawConnect(t, connectRequest(strings.Repeat("x", 64<<10)+".example:443"), "")
+	resp, _, br := p.rawConnect(t, connectRequest(strings.Repeat("x", 64<<10)+".example:443"), "")
 	body2, _ := io.ReadAll(io.LimitReader(br, 1<<20))
 	resp.Body.Close()
 	assert.GreaterOrEqual(t, resp.StatusCode, 400)
