@@ -22,9 +22,10 @@ type spliceCopier struct {
 	dst, src       *net.TCPConn
 	srcRaw, dstRaw syscall.RawConn
 
-	// raw.Read's and raw.Write's callbacks, made once: closures made for
-	// each call would allocate.
-	check, drain, pump func(fd uintptr) bool
+	// raw.Read's and raw.Write's callback, made once (a closure made for
+	// each call would allocate), which does what op says.
+	callback func(fd uintptr) bool
+	op       func(c *spliceCopier, fd uintptr) bool
 
 	queued int   // bytes in src's receive queue, by the last check
 	p      *pipe // while move runs
@@ -44,13 +45,16 @@ func newSpliceCopier(dst, src *net.TCPConn) copier {
 		return nil
 	}
 	c := &spliceCopier{dst: dst, src: src, srcRaw: srcRaw, dstRaw: dstRaw}
-	c.check, c.drain, c.pump = c.checkQueued, c.drainQueued, c.pumpPipe
+	c.callback = c.do
 	return c
 }
 
+// do calls c.op, for raw.Read and raw.Write.
+func (c *spliceCopier) do(fd uintptr) bool { return c.op(c, fd) }
+
 func (c *spliceCopier) wait() error {
-	c.err = nil
-	if err := c.srcRaw.Read(c.check); err != nil {
+	c.err, c.op = nil, (*spliceCopier).checkQueued
+	if err := c.srcRaw.Read(c.callback); err != nil {
 		return err // the read deadline, or a closed connection
 	}
 	return c.err
@@ -71,11 +75,13 @@ func (c *spliceCopier) move() (int64, error) {
 	}
 	c.p, c.inPipe, c.moved, c.err = p, 0, 0, nil
 	for c.queued > 0 && err == nil {
-		if err = c.srcRaw.Read(c.drain); err == nil {
+		c.op = (*spliceCopier).drainQueued
+		if err = c.srcRaw.Read(c.callback); err == nil {
 			err = c.err
 		}
 		if err == nil && c.inPipe > 0 {
-			if err = c.dstRaw.Write(c.pump); err == nil {
+			c.op = (*spliceCopier).pumpPipe
+			if err = c.dstRaw.Write(c.callback); err == nil {
 				err = c.err
 			}
 		}

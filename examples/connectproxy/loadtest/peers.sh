@@ -16,7 +16,7 @@ shift
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 loadtest=$dir/loadtest
-go build -o "$loadtest" "$(dirname "$0")"
+go build -o "$loadtest" "$(cd "$(dirname "$0")" && pwd)"
 
 cat >"$dir/tinyproxy.conf" <<END
 Port 18094
