@@ -1,38 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"io"
-	"net"
-	"net/http"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
-
-// echoBytes sends payload through a tunnel to an echo server and checks
-// that it all comes back.
-func echoBytes(t *testing.T, p *proxyUnderTest, payload string) {
-	t.Helper()
-	echo := echoServer(t)
-	resp, conn, br := p.rawConnect(t, connectRequest(echo), "")
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var got bytes.Buffer
-	read := make(chan error)
-	go func() {
-		_, err := io.Copy(&got, br)
-		read <- err
-	}()
-	_, err := io.WriteString(conn, payload)
-	require.NoError(t, err)
-	require.NoError(t, conn.(*net.TCPConn).CloseWrite())
-	require.NoError(t, <-read)
-	assert.Equal(t, len(payload), got.Len())
-	assert.True(t, got.String() == payload, "the bytes came back as sent")
-}
 
 // TestTunnelsSplice checks that a tunnel between TCP connections moves its
 // bytes through the proxy's pipes, and gives them back once done.
