@@ -301,23 +301,9 @@ func (p *proxyUnderTest) rawConnect(t *testing.T, request, extra string) (*http.
 // must come back, and the counts must be exact.
 func TestTunnelBytes(t *testing.T) {
 	p := startProxy(t, config{})
-	echo := echoServer(t)
 	early := "sent before the proxy answered; "
 	late := strings.Repeat("0123456789", 100_000)
-
-	resp, conn, br := p.rawConnect(t, "CONNECT "+echo+" HTTP/1.1\r\nHost: "+echo+"\r\n\r\n", early)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var got bytes.Buffer
-	read := make(chan error)
-	go func() {
-		_, err := io.Copy(&got, br)
-		read <- err
-	}()
-	_, err := io.WriteString(conn, late)
-	require.NoError(t, err)
-	require.NoError(t, conn.(*net.TCPConn).CloseWrite())
-	require.NoError(t, <-read)
-	assert.Equal(t, early+late, got.String())
+	echoBytes(t, p, early, late)
 
 	p.waitTunnels()
 	s := p.stats(t)

@@ -21,7 +21,7 @@ func TestTunnelsSplice(t *testing.T) {
 	}
 	t.Cleanup(func() { pipe2 = syscall.Pipe2 })
 	p := startProxy(t, config{})
-	echoBytes(t, p, strings.Repeat("spliced ", 300_000))
+	echoBytes(t, p, "", strings.Repeat("spliced ", 300_000))
 	p.waitTunnels()
 	assert.Positive(t, made, "pipes were made")
 	assert.Equal(t, min(made, cap(pipes)), len(pipes), "and kept empty for the next tunnel")
@@ -36,7 +36,7 @@ func TestTunnelsWithoutPipes(t *testing.T) {
 	pipe2 = func([]int, int) error { return syscall.EMFILE }
 	t.Cleanup(func() { pipe2 = syscall.Pipe2 })
 	p := startProxy(t, config{})
-	echoBytes(t, p, strings.Repeat("copied ", 300_000))
+	echoBytes(t, p, "", strings.Repeat("copied ", 300_000))
 	p.waitTunnels()
 	s := p.snapshot()
 	assert.EqualValues(t, 2_100_000, s.Tunnels.BytesUp)

@@ -13,12 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// echoBytes sends payload through a tunnel to an echo server and checks
-// that it all comes back.
-func echoBytes(t *testing.T, p *proxyUnderTest, payload string) {
+// echoBytes sends early right behind a CONNECT request, before the proxy's
+// answer, then late, through a tunnel to an echo server, and checks that
+// every byte comes back in order.
+func echoBytes(t *testing.T, p *proxyUnderTest, early, late string) {
 	t.Helper()
 	echo := echoServer(t)
-	resp, conn, br := p.rawConnect(t, connectRequest(echo), "")
+	resp, conn, br := p.rawConnect(t, connectRequest(echo), early)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	var got bytes.Buffer
 	read := make(chan error)
@@ -26,12 +27,12 @@ func echoBytes(t *testing.T, p *proxyUnderTest, payload string) {
 		_, err := io.Copy(&got, br)
 		read <- err
 	}()
-	_, err := io.WriteString(conn, payload)
+	_, err := io.WriteString(conn, late)
 	require.NoError(t, err)
 	require.NoError(t, conn.(*net.TCPConn).CloseWrite())
 	require.NoError(t, <-read)
-	assert.Equal(t, len(payload), got.Len())
-	assert.True(t, got.String() == payload, "the bytes came back as sent")
+	assert.Equal(t, len(early)+len(late), got.Len())
+	assert.True(t, got.String() == early+late, "the bytes came back as sent")
 }
 
 // opaqueConn is a TCP connection that the tunnels cannot splice from, as
@@ -50,7 +51,7 @@ func TestTunnelsThroughBuffers(t *testing.T) {
 		return opaqueConn{c.(*net.TCPConn)}, nil
 	}})
 	payload := strings.Repeat("buffered ", 200_000)
-	echoBytes(t, p, payload)
+	echoBytes(t, p, "", payload)
 	p.waitTunnels()
 	s := p.snapshot()
 	assert.EqualValues(t, len(payload), s.Tunnels.BytesUp)
