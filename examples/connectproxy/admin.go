@@ -9,16 +9,16 @@ import (
 	"strconv"
 )
 
-// Admin returns the handler of /stats, the counters as JSON, and /metrics,
+// admin returns the handler of /stats, the counters as JSON, and /metrics,
 // the same in the Prometheus text exposition format. It serves anyone who
 // reaches it: listen on loopback, or behind access control.
-func (p *Proxy) Admin() http.Handler {
+func (p *proxy) admin() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(p.Stats())
+		_ = enc.Encode(p.snapshot())
 	})
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
@@ -61,8 +61,8 @@ func (m *metricsWriter) sample(name string, v float64, labels ...string) {
 	m.printf(" %s\n", strconv.FormatFloat(v, 'g', -1, 64))
 }
 
-func (p *Proxy) writeMetrics(w io.Writer) error {
-	s := p.Stats()
+func (p *proxy) writeMetrics(w io.Writer) error {
+	s := p.snapshot()
 	m := &metricsWriter{w: w}
 	m.family("connectproxy_tunnels_active", "gauge", "Tunnels open now.")
 	m.sample("connectproxy_tunnels_active", float64(s.Tunnels.Active))
@@ -79,14 +79,14 @@ func (p *Proxy) writeMetrics(w io.Writer) error {
 	sort.Strings(listeners)
 	for _, f := range []struct {
 		name, typ, help string
-		v               func(ConnStats) float64
+		v               func(connJSON) float64
 	}{
-		{"connectproxy_connections_active", "gauge", "Client connections open now, tunnels' included.", func(c ConnStats) float64 { return float64(c.Active) }},
-		{"connectproxy_connections_idle", "gauge", "Client connections open with no request in progress and no tunnel.", func(c ConnStats) float64 { return float64(c.Idle) }},
-		{"connectproxy_connections_max", "gauge", "Client connections allowed open at once (-max-conns).", func(c ConnStats) float64 { return float64(c.Max) }},
-		{"connectproxy_connections_accepted_total", "counter", "Client connections let in.", func(c ConnStats) float64 { return float64(c.Accepted) }},
-		{"connectproxy_connections_refused_total", "counter", "Client connections closed at once at the cap, when none was idle.", func(c ConnStats) float64 { return float64(c.Refused) }},
-		{"connectproxy_connections_shed_total", "counter", "Idle client connections closed at the cap to let a new one in.", func(c ConnStats) float64 { return float64(c.Shed) }},
+		{"connectproxy_connections_active", "gauge", "Client connections open now, tunnels' included.", func(c connJSON) float64 { return float64(c.Active) }},
+		{"connectproxy_connections_idle", "gauge", "Client connections open with no request in progress and no tunnel.", func(c connJSON) float64 { return float64(c.Idle) }},
+		{"connectproxy_connections_max", "gauge", "Client connections allowed open at once (-max-conns).", func(c connJSON) float64 { return float64(c.Max) }},
+		{"connectproxy_connections_accepted_total", "counter", "Client connections let in.", func(c connJSON) float64 { return float64(c.Accepted) }},
+		{"connectproxy_connections_refused_total", "counter", "Client connections closed at once at the cap, when none was idle.", func(c connJSON) float64 { return float64(c.Refused) }},
+		{"connectproxy_connections_shed_total", "counter", "Idle client connections closed at the cap to let a new one in.", func(c connJSON) float64 { return float64(c.Shed) }},
 	} {
 		m.family(f.name, f.typ, f.help)
 		for _, name := range listeners {
@@ -106,7 +106,7 @@ func (p *Proxy) writeMetrics(w io.Writer) error {
 
 	seen := []struct {
 		kind string
-		s    SeenStats
+		s    seenJSON
 	}{{"destination", s.Destinations}, {"client", s.Clients}}
 	m.family("connectproxy_first_seen_total", "counter", "Tunnels whose destination or client the filter did not remember.")
 	for _, k := range seen {

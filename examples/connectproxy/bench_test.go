@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,52 +20,82 @@ import (
 // tunnelOrDirect opens a connection to target, through p if p is not nil,
 // and checks it carries a byte.
 func tunnelOrDirect(b *testing.B, p *proxyUnderTest, target string) (net.Conn, *bufio.Reader) {
+	c, br, err := tryTunnel(p, target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, br
+}
+
+// tryTunnel is tunnelOrDirect for goroutines other than the benchmark's,
+// which must not call b.Fatal.
+func tryTunnel(p *proxyUnderTest, target string) (net.Conn, *bufio.Reader, error) {
 	addr := target
 	if p != nil {
 		addr = p.url.Host
 	}
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
-		b.Fatal(err)
+		return nil, nil, err
 	}
 	req := "x"
 	if p != nil {
 		req = connectRequest(target) + "x"
 	}
 	if _, err := io.WriteString(c, req); err != nil {
-		b.Fatal(err)
+		c.Close()
+		return nil, nil, err
 	}
 	br := bufio.NewReader(c)
 	if p != nil {
 		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 		if err != nil || resp.StatusCode != http.StatusOK {
-			b.Fatal(resp, err)
+			c.Close()
+			return nil, nil, fmt.Errorf("CONNECT: %v %v", resp, err)
 		}
 	}
 	if x, err := br.ReadByte(); err != nil || x != 'x' {
-		b.Fatal(x, err)
+		c.Close()
+		return nil, nil, fmt.Errorf("the byte back: %q %v", x, err)
 	}
-	return c, br
+	return c, br, nil
 }
 
 // BenchmarkTunnel opens a tunnel (CONNECT, 200, one byte each way) and
-// closes it, one after another; direct does the same without the proxy.
+// closes it, one after another from one client, or from 32 clients at
+// once; direct does the same without the proxy.
 func BenchmarkTunnel(b *testing.B) {
-	for _, via := range []string{"direct", "proxy"} {
-		b.Run("via="+via, func(b *testing.B) {
-			echo := echoServer(b)
-			var p *proxyUnderTest
-			if via == "proxy" {
-				p = startProxy(b, Config{})
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				c, _ := tunnelOrDirect(b, p, echo)
-				c.Close()
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tunnels/s")
-		})
+	for _, clients := range []int{1, 32} {
+		for _, via := range []string{"direct", "proxy"} {
+			b.Run(fmt.Sprintf("clients=%d/via=%s", clients, via), func(b *testing.B) {
+				echo := echoServer(b)
+				var p *proxyUnderTest
+				if via == "proxy" {
+					p = startProxyConns(b, config{MaxTunnels: 1 << 20, MaxClientTunnels: 1 << 20}, serverTimeouts{}, maxDefaultConns)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				if clients == 1 {
+					for range b.N {
+						c, _ := tunnelOrDirect(b, p, echo)
+						c.Close()
+					}
+				} else {
+					b.SetParallelism((clients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							c, _, err := tryTunnel(p, echo)
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							c.Close()
+						}
+					})
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tunnels/s")
+			})
+		}
 	}
 }
 
@@ -109,7 +140,7 @@ func BenchmarkThroughput(b *testing.B) {
 			b.Run("dir="+dir+"/via="+via, func(b *testing.B) {
 				var p *proxyUnderTest
 				if via == "proxy" {
-					p = startProxy(b, Config{})
+					p = startProxy(b, config{})
 				}
 				server := sinkServer(b)
 				if dir == "down" {
@@ -157,31 +188,43 @@ func inUse() uint64 {
 // the kernel's socket buffers) per idle tunnel and per idle client
 // connection, with b.N of them open: what the process holds with them,
 // less what it holds with the same clients connected directly (tunnels) or
-// waiting in a listener's queue (connections). Run it with a fixed count,
+// waiting in a listener's queue (connections). A tunnel is idle right after
+// it opened, or after 64 KiB went each way. Run it with a fixed count,
 // -benchtime 2000x.
 func BenchmarkIdleMemory(b *testing.B) {
-	b.Run("what=tunnel", func(b *testing.B) {
-		echo := echoServer(b)
-		p := startProxyConns(b, Config{MaxTunnels: b.N + 1, MaxClientTunnels: b.N + 1}, Timeouts{}, b.N+1)
-		hold := func(p *proxyUnderTest) uint64 {
-			conns := make([]net.Conn, b.N)
-			for i := range conns {
-				conns[i], _ = tunnelOrDirect(b, p, echo)
+	for _, traffic := range []int{0, 64 << 10} {
+		b.Run(fmt.Sprintf("what=tunnel/traffic=%dKiB", traffic>>10), func(b *testing.B) {
+			echo := echoServer(b)
+			p := startProxyConns(b, config{MaxTunnels: b.N + 1, MaxClientTunnels: b.N + 1}, serverTimeouts{}, b.N+1)
+			block := make([]byte, traffic)
+			hold := func(p *proxyUnderTest) uint64 {
+				conns := make([]net.Conn, b.N)
+				for i := range conns {
+					var br *bufio.Reader
+					conns[i], br = tunnelOrDirect(b, p, echo)
+					if traffic == 0 {
+						continue
+					}
+					go func() { _, _ = conns[i].Write(block) }()
+					if _, err := io.ReadFull(br, make([]byte, traffic)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				m := inUse()
+				for _, c := range conns {
+					c.Close()
+				}
+				return m
 			}
-			m := inUse()
-			for _, c := range conns {
-				c.Close()
-			}
-			return m
-		}
-		direct := hold(nil)
-		time.Sleep(10 * time.Millisecond) // let the echo server's goroutines end
-		tunnels := hold(p)
-		b.ReportMetric((float64(tunnels)-float64(direct))/float64(b.N), "B/tunnel")
-		p.waitTunnels()
-	})
+			direct := hold(nil)
+			time.Sleep(10 * time.Millisecond) // let the echo server's goroutines end
+			tunnels := hold(p)
+			b.ReportMetric((float64(tunnels)-float64(direct))/float64(b.N), "B/tunnel")
+			p.waitTunnels()
+		})
+	}
 	b.Run("what=connection", func(b *testing.B) {
-		p := startProxyConns(b, Config{}, Timeouts{}, b.N+1)
+		p := startProxyConns(b, config{}, serverTimeouts{}, b.N+1)
 		queue, err := net.Listen("tcp", "127.0.0.1:0") // never accepts
 		if err != nil {
 			b.Fatal(err)
@@ -203,7 +246,7 @@ func BenchmarkIdleMemory(b *testing.B) {
 		}
 		queued := hold(queue.Addr().String(), func() {})
 		idle := hold(p.url.Host, func() {
-			for s := p.Stats().Connections["proxy"]; s.Idle < int64(b.N); s = p.Stats().Connections["proxy"] {
+			for s := p.snapshot().Connections["proxy"]; s.Idle < int64(b.N); s = p.snapshot().Connections["proxy"] {
 				time.Sleep(time.Millisecond)
 			}
 		})

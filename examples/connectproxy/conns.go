@@ -32,8 +32,8 @@ type connLimiter struct {
 	accepted, refused, shed atomic.Int64
 }
 
-// ConnStats counts a listener's client connections.
-type ConnStats struct {
+// connJSON counts a listener's client connections.
+type connJSON struct {
 	// Max is the cap on connections open at once, Active those open, and
 	// Idle those of them with no request in progress and no tunnel.
 	Max    int   `json:"max"`
@@ -54,11 +54,11 @@ func (l *connLimiter) Listener(ln net.Listener) net.Listener {
 	return &limitedListener{Listener: ln, l: l}
 }
 
-func (l *connLimiter) stats() ConnStats {
+func (l *connLimiter) stats() connJSON {
 	l.mu.Lock()
 	open, idle := l.open, l.idle.Len()
 	l.mu.Unlock()
-	return ConnStats{Max: l.max, Active: int64(open), Idle: int64(idle), Accepted: l.accepted.Load(), Refused: l.refused.Load(), Shed: l.shed.Load()}
+	return connJSON{Max: l.max, Active: int64(open), Idle: int64(idle), Accepted: l.accepted.Load(), Refused: l.refused.Load(), Shed: l.shed.Load()}
 }
 
 type limitedListener struct {
@@ -172,6 +172,10 @@ func (c *limitedConn) Close() error {
 	l.mu.Unlock()
 	return c.Conn.Close()
 }
+
+// NetConn returns the connection underneath, for the tunnels that splice
+// between TCP connections.
+func (c *limitedConn) NetConn() net.Conn { return c.Conn }
 
 // CloseWrite passes a tunnel's end of one direction on to the client, as
 // the net.TCPConn underneath does.

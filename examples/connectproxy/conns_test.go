@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func (p *proxyUnderTest) conns() ConnStats { return p.Stats().Connections["proxy"] }
+func (p *proxyUnderTest) conns() connJSON { return p.snapshot().Connections["proxy"] }
 
 // waitConns waits until n client connections are open.
 func (p *proxyUnderTest) waitConns(t *testing.T, n int64) {
@@ -75,7 +75,7 @@ func assertOpen(t *testing.T, c net.Conn, msg string) {
 // one between keep-alive requests: each new connection takes the place of
 // the one idle longest, and gets its answer.
 func TestMaxConnsShedsIdle(t *testing.T) {
-	p := startProxyConns(t, Config{}, Timeouts{}, 3)
+	p := startProxyConns(t, config{}, serverTimeouts{}, 3)
 	a := p.dialIdle(t)
 	p.waitIdle(t, 1)
 	b := p.dialIdle(t)
@@ -106,7 +106,7 @@ func TestMaxConnsShedsIdle(t *testing.T) {
 	assertOpen(t, c, "c stays")
 
 	s := p.conns()
-	assert.Equal(t, ConnStats{Max: 3, Active: 3, Idle: 3, Accepted: 6, Refused: 0, Shed: 3}, s)
+	assert.Equal(t, connJSON{Max: 3, Active: 3, Idle: 3, Accepted: 6, Refused: 0, Shed: 3}, s)
 }
 
 // TestMaxConnsShedsPartialRequests fills the cap with connections that
@@ -114,7 +114,7 @@ func TestMaxConnsShedsIdle(t *testing.T) {
 // server has no request of theirs yet, so they are idle, and a client with
 // a whole request takes the place of the one waiting longest.
 func TestMaxConnsShedsPartialRequests(t *testing.T) {
-	p := startProxyConns(t, Config{}, Timeouts{}, 2)
+	p := startProxyConns(t, config{}, serverTimeouts{}, 2)
 	var slow []net.Conn
 	for i := range 2 {
 		c := p.dialIdle(t)
@@ -128,7 +128,7 @@ func TestMaxConnsShedsPartialRequests(t *testing.T) {
 	assertClosed(t, slow[0], "the first partial request waited longest")
 	assertOpen(t, slow[1], "the second stays")
 	s := p.conns()
-	assert.Equal(t, ConnStats{Max: 2, Active: 2, Idle: 2, Accepted: 3, Refused: 0, Shed: 1}, s)
+	assert.Equal(t, connJSON{Max: 2, Active: 2, Idle: 2, Accepted: 3, Refused: 0, Shed: 1}, s)
 }
 
 // TestMaxConnsRefusesBusy fills the cap with tunnels, which are never idle:
@@ -136,7 +136,7 @@ func TestMaxConnsShedsPartialRequests(t *testing.T) {
 // ends.
 func TestMaxConnsRefusesBusy(t *testing.T) {
 	echo := echoServer(t)
-	p := startProxyConns(t, Config{}, Timeouts{}, 2)
+	p := startProxyConns(t, config{}, serverTimeouts{}, 2)
 	t1, _ := p.openTunnel(t, echo)
 	t2, t2r := p.openTunnel(t, echo)
 
@@ -148,7 +148,7 @@ func TestMaxConnsRefusesBusy(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	assert.Equal(t, "too many connections, try later\n", string(body))
 	assert.True(t, resp.Close, "Connection: close")
-	assert.Equal(t, ConnStats{Max: 2, Active: 2, Idle: 0, Accepted: 2, Refused: 1}, p.conns())
+	assert.Equal(t, connJSON{Max: 2, Active: 2, Idle: 0, Accepted: 2, Refused: 1}, p.conns())
 
 	// The tunnels are unharmed, and when one ends, a new client gets in.
 	_, err = io.WriteString(t2, "y")
@@ -219,7 +219,7 @@ func TestMaxConnsConcurrent(t *testing.T) {
 	if testing.Short() {
 		n = clients * 5
 	}
-	p := startProxyConns(t, Config{}, Timeouts{}, limit)
+	p := startProxyConns(t, config{}, serverTimeouts{}, limit)
 	stop := make(chan struct{})
 	var over atomic.Int64
 	var watch sync.WaitGroup
@@ -289,16 +289,17 @@ func TestBudget(t *testing.T) {
 		wantT, wantC     int
 		wantErrSubstring string
 	}{
-		{nofile: 256, wantT: 48, wantC: 96},
-		{nofile: 1024, wantT: 240, wantC: 480},
-		{nofile: 1024, admin: true, wantT: 236, wantC: 472},
-		{nofile: 20000, wantT: 1024, wantC: 16384},
+		{nofile: 256, wantT: 19, wantC: 97},
+		{nofile: 1024, wantT: 96, wantC: 480},
+		{nofile: 1024, admin: true, wantT: 94, wantC: 474},
+		{nofile: 20000, wantT: 1024, wantC: 14816},
 		{nofile: math.MaxInt32, wantT: 1024, wantC: 16384}, // as run passes for no limit
-		{nofile: 1024, tunnels: 100, conns: 700, wantT: 100, wantC: 700},
-		{nofile: 1024, tunnels: 100, wantT: 100, wantC: 760},
-		{nofile: 1024, conns: 100, wantT: 240, wantC: 100},
+		{nofile: 1024, tunnels: 100, conns: 400, wantT: 100, wantC: 400},
+		{nofile: 1024, tunnels: 100, wantT: 100, wantC: 460},
+		{nofile: 1024, conns: 100, wantT: 96, wantC: 100},
 		{nofile: 1024, tunnels: 1024, wantErrSubstring: "the limit (ulimit -n) is 1024"},
-		{nofile: 1024, conns: 900, wantErrSubstring: "900 connections and 240 tunnels need 1380 descriptors besides the 64"},
+		{nofile: 1024, tunnels: 100, conns: 700, wantErrSubstring: "700 connections and 100 tunnels need 1200 descriptors besides the 64"},
+		{nofile: 1024, conns: 900, wantErrSubstring: "900 connections and 96 tunnels need 1380 descriptors besides the 64"},
 		{nofile: 66, wantErrSubstring: "the limit (ulimit -n) is 66"},
 	} {
 		tunnels, conns, err := budget(c.nofile, c.admin, c.tunnels, c.conns)

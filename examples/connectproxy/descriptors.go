@@ -8,12 +8,17 @@ import "fmt"
 const (
 	// reservedFDs are kept for the proxy itself: standard input, output
 	// and error, its listeners, the runtime's poller, the resolver's
-	// configuration files, listing the interfaces, and some to spare.
+	// configuration files, listing the interfaces, the netlink sockets
+	// of route lookups (4), the empty pipes kept for splicing (8, of two
+	// descriptors each), and some to spare.
 	reservedFDs = 64
 	// fdsPerTunnel are a tunnel's descriptors besides its client
-	// connection: the two DNS queries (A and AAAA) it may wait on while
-	// it is being opened, then its connection to the destination.
-	fdsPerTunnel = 2
+	// connection, at most: while it is being opened, the two DNS queries
+	// (A and AAAA) it may wait on, then two connection attempts
+	// (maxAttempts); once open, its connection to the destination and,
+	// while bytes move, a pipe (two descriptors) for each direction's
+	// splice (spliceCopier).
+	fdsPerTunnel = 5
 	// adminConns caps the connections of an -admin listener.
 	adminConns = 16
 	// defaultTunnels and maxDefaultConns bound the caps derived from a

@@ -30,8 +30,8 @@ func TestFloodUnderDescriptorLimit(t *testing.T) {
 		"-listen", "127.0.0.1:0", "-allow-ports", port, "-allow-hosts", "127.0.0.1/32", "-allow-machine")
 	attrs := c.listening(t)
 	require.Equal(t, "256", attrs["open-file-limit"])
-	require.Equal(t, "48", attrs["max-tunnels"], "(256 - 64) / 4")
-	require.Equal(t, "96", attrs["max-conns"], "256 - 64 - 2×48")
+	require.Equal(t, "19", attrs["max-tunnels"], "(256 - 64) / (2×5)")
+	require.Equal(t, "97", attrs["max-conns"], "256 - 64 - 5×19")
 	addr := attrs["addr"]
 
 	tunnel := func() (net.Conn, *bufio.Reader) {
@@ -52,11 +52,11 @@ func TestFloodUnderDescriptorLimit(t *testing.T) {
 		require.Equal(t, "ping", string(back))
 		return conn, br
 	}
-	stats := func() Stats {
+	stats := func() statsJSON {
 		t.Helper()
 		status, body := getClose(t, addr, "/stats")
 		require.Equal(t, http.StatusOK, status)
-		var s Stats
+		var s statsJSON
 		require.NoError(t, json.Unmarshal(body, &s))
 		return s
 	}
@@ -72,7 +72,7 @@ func TestFloodUnderDescriptorLimit(t *testing.T) {
 		tunnel()
 		s := stats().Connections["proxy"]
 		t.Logf("after flood %d: %+v", round+1, s)
-		assert.Equal(t, 96, s.Max)
+		assert.Equal(t, 97, s.Max)
 		assert.LessOrEqual(t, s.Active, int64(s.Max))
 		assert.GreaterOrEqual(t, s.Shed, int64((round+1)*flood-s.Max), "idle connections make room")
 		assert.Zero(t, s.Refused, "there was always an idle one to close")
@@ -93,16 +93,16 @@ func TestFloodUnderDescriptorLimit(t *testing.T) {
 // TestDescriptorLimitFlags checks that caps that do not fit in the
 // descriptor limit are a mistake in the command line.
 func TestDescriptorLimitFlags(t *testing.T) {
-	for _, args := range [][]string{{"-max-conns", "500"}, {"-max-tunnels", "200"}} {
+	for _, args := range [][]string{{"-max-conns", "500"}, {"-max-tunnels", "40"}} {
 		c := startChild(t, []string{childNofileEnv + "=256"}, append([]string{"-listen", "127.0.0.1:0"}, args...)...)
 		assert.Equal(t, 2, c.wait(), "%q", args)
 		assert.Contains(t, c.log(), "-max-conns, -max-tunnels: ", "%q", args)
 		assert.Contains(t, c.log(), "the limit (ulimit -n) is 256", "%q", args)
 	}
-	c := startChild(t, []string{childNofileEnv + "=256"}, "-listen", "127.0.0.1:0", "-max-tunnels", "20", "-max-conns", "150")
+	c := startChild(t, []string{childNofileEnv + "=256"}, "-listen", "127.0.0.1:0", "-max-tunnels", "8", "-max-conns", "150")
 	attrs := c.listening(t)
 	assert.Equal(t, "150", attrs["max-conns"])
-	assert.Equal(t, "20", attrs["max-tunnels"])
+	assert.Equal(t, "8", attrs["max-tunnels"])
 	n, _ := strconv.Atoi(attrs["open-file-limit"])
 	assert.Equal(t, 256, n)
 	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))

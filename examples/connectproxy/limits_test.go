@@ -37,7 +37,7 @@ func (p *proxyUnderTest) openTunnel(t *testing.T, target string) (net.Conn, *buf
 // waitActive waits until n tunnels are open.
 func (p *proxyUnderTest) waitActive(t *testing.T, n int64) {
 	t.Helper()
-	require.Eventually(t, func() bool { return p.Stats().Tunnels.Active == n }, hangGuard, time.Millisecond)
+	require.Eventually(t, func() bool { return p.snapshot().Tunnels.Active == n }, hangGuard, time.Millisecond)
 }
 
 // TestTunnelLimits opens tunnels up to the total limit and to the
@@ -54,7 +54,7 @@ func TestTunnelLimits(t *testing.T) {
 		{"per client", 10, 3, http.StatusTooManyRequests, "client_limit"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := startProxy(t, Config{MaxTunnels: c.total, MaxClientTunnels: c.client})
+			p := startProxy(t, config{MaxTunnels: c.total, MaxClientTunnels: c.client})
 			var conns []net.Conn
 			for range 3 {
 				conn, _ := p.openTunnel(t, echo)
@@ -63,7 +63,7 @@ func TestTunnelLimits(t *testing.T) {
 			status, body := p.statusOf(t, echo)
 			assert.Equal(t, c.status, status)
 			assert.NotContains(t, body, echo)
-			assert.EqualValues(t, 1, p.Stats().Rejected[c.reason])
+			assert.EqualValues(t, 1, p.snapshot().Rejected[c.reason])
 			assert.EqualValues(t, 3, p.dials.Load(), "the refused tunnel was not dialled")
 
 			conns[0].Close()
@@ -77,7 +77,7 @@ func TestTunnelLimits(t *testing.T) {
 // idle timeout, and that one carrying none is closed after it.
 func TestIdleTunnel(t *testing.T) {
 	const idle = 300 * time.Millisecond
-	p := startProxy(t, Config{IdleTimeout: idle})
+	p := startProxy(t, config{IdleTimeout: idle})
 	conn, br := p.openTunnel(t, echoServer(t))
 	for range 8 { // 8 × 75ms: longer than idle in all, never idle
 		time.Sleep(idle / 4)
@@ -97,7 +97,7 @@ func TestIdleTunnel(t *testing.T) {
 // TestIdleKeepAlive checks that a keep-alive connection waiting for its
 // next request is closed after the server's idle timeout.
 func TestIdleKeepAlive(t *testing.T) {
-	p := startProxyTimeouts(t, Config{}, Timeouts{Idle: 200 * time.Millisecond})
+	p := startProxyTimeouts(t, config{}, serverTimeouts{Idle: 200 * time.Millisecond})
 	conn, err := net.Dial("tcp", p.url.Host)
 	require.NoError(t, err)
 	defer conn.Close()
@@ -116,7 +116,7 @@ func TestIdleKeepAlive(t *testing.T) {
 func TestHalfClose(t *testing.T) {
 	echo := echoServer(t)
 	dialing := make(chan struct{})
-	p := startProxy(t, Config{Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+	p := startProxy(t, config{Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
 		close(dialing)
 		// Long enough for the server to see the client's end.
 		select {
@@ -152,20 +152,20 @@ func TestDialEnds(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	p := startProxy(t, Config{DialTimeout: 100 * time.Millisecond, Dial: hang})
+	p := startProxy(t, config{DialTimeout: 100 * time.Millisecond, Dial: hang})
 	status, body := p.statusOf(t, echoServer(t))
 	<-dialing
 	assert.Equal(t, http.StatusGatewayTimeout, status)
 	assert.Equal(t, "destination did not answer in time\n", body)
 
-	p = startProxy(t, Config{DialTimeout: time.Hour, Dial: hang})
+	p = startProxy(t, config{DialTimeout: time.Hour, Dial: hang})
 	go func() {
 		<-dialing
 		p.Close()
 	}()
 	status, _ = p.statusOf(t, echoServer(t))
 	assert.Equal(t, http.StatusServiceUnavailable, status)
-	assert.EqualValues(t, 1, p.Stats().Rejected["shutdown"])
+	assert.EqualValues(t, 1, p.snapshot().Rejected["shutdown"])
 }
 
 var (
@@ -176,7 +176,7 @@ var (
 // TestMetrics parses /metrics line by line in the text exposition format
 // after a tunnel and a refusal.
 func TestMetrics(t *testing.T) {
-	p := startProxy(t, Config{})
+	p := startProxy(t, config{})
 	echo := echoServer(t)
 	conn, _ := p.openTunnel(t, echo)
 	conn.Close()
@@ -227,8 +227,8 @@ func TestMetrics(t *testing.T) {
 		`connectproxy_repeats_total{kind="destination"}`:                          0,
 		`connectproxy_filter_rotations_total{kind="destination"}`:                 0,
 		`connectproxy_filter_early_rotations_total{kind="client"}`:                0,
-		`connectproxy_filter_expected_fpp{kind="client"}`:                         p.clients.Stats().ExpectedFPP,
-		`connectproxy_filter_fill_ratio{kind="destination",generation="current"}`: p.dests.Stats().Current.FillRatio,
+		`connectproxy_filter_expected_fpp{kind="client"}`:                         p.seen.clients.Stats().ExpectedFPP,
+		`connectproxy_filter_fill_ratio{kind="destination",generation="current"}`: p.seen.dests.Stats().Current.FillRatio,
 	} {
 		if assert.Contains(t, samples, name) {
 			assert.Equal(t, want, samples[name], name)
@@ -243,7 +243,7 @@ func TestMetrics(t *testing.T) {
 // request and then nothing: a normal tunnel still works among them, and
 // the server closes them all after its header timeout.
 func TestSlowloris(t *testing.T) {
-	p := startProxyTimeouts(t, Config{}, Timeouts{ReadHeader: time.Second})
+	p := startProxyTimeouts(t, config{}, serverTimeouts{ReadHeader: time.Second})
 	echo := echoServer(t)
 	const slow = 300
 	conns := make([]net.Conn, slow)
@@ -286,7 +286,7 @@ func TestSlowloris(t *testing.T) {
 // limit get one while they are all held open.
 func TestConcurrentLimit(t *testing.T) {
 	const limit, clients = 5, 40
-	p := startProxy(t, Config{MaxClientTunnels: limit})
+	p := startProxy(t, config{MaxClientTunnels: limit})
 	echo := echoServer(t)
 	var answered, hold sync.WaitGroup
 	answered.Add(clients)
@@ -321,5 +321,5 @@ func TestConcurrentLimit(t *testing.T) {
 		count[s]++
 	}
 	assert.Equal(t, map[int]int{http.StatusOK: limit, http.StatusTooManyRequests: clients - limit}, count)
-	assert.EqualValues(t, clients-limit, p.Stats().Rejected["client_limit"])
+	assert.EqualValues(t, clients-limit, p.snapshot().Rejected["client_limit"])
 }

@@ -14,42 +14,61 @@ import (
 // gains is refused at most this long after.
 const machineRefresh = time.Second
 
-// machine knows this machine's own addresses, and lists them again when its
-// list is older than machineRefresh. It is safe for concurrent use.
+// machine knows this machine's own addresses: those of its interfaces,
+// which it lists again when its list is older than machineRefresh, and
+// those the kernel routes to it, which it asks about each time, since a
+// local route may hold any prefix (AnyIP). It is safe for concurrent use.
 type machine struct {
-	list func() ([]netip.Prefix, error)
-	now  func() time.Time
-	log  *slog.Logger
+	list  func() ([]netip.Prefix, error)
+	route func(netip.Addr) (bool, error)
+	now   func() time.Time
+	log   *slog.Logger
 
 	mu       sync.Mutex
 	prefixes []netip.Prefix
-	listed   time.Time
+	listedAt time.Time
 }
 
 // newMachine lists the machine's addresses with list, and returns an error
-// if it cannot.
-func newMachine(list func() ([]netip.Prefix, error), now func() time.Time, log *slog.Logger) (*machine, error) {
-	m := &machine{list: list, now: now, log: log}
+// if it cannot, or if route cannot tell that a loopback address is local:
+// without it, every destination would be refused.
+func newMachine(list func() ([]netip.Prefix, error), route func(netip.Addr) (bool, error), now func() time.Time, log *slog.Logger) (*machine, error) {
+	m := &machine{list: list, route: route, now: now, log: log}
 	ps, err := list()
 	if err != nil {
 		return nil, fmt.Errorf("listing this machine's addresses: %w", err)
 	}
-	m.prefixes, m.listed = ps, now()
+	if _, err := route(netip.IPv6Loopback()); err != nil {
+		return nil, fmt.Errorf("asking the kernel for routes (or use -allow-machine): %w", err)
+	}
+	m.prefixes, m.listedAt = ps, now()
 	return m, nil
 }
 
 // contains reports whether a, in canonical form, is an address of this
-// machine: an unspecified address, which reaches it, or one of the
-// addresses its list returned. When listing fails, the previous list is
-// kept until the next try, machineRefresh later.
-func (m *machine) contains(a netip.Addr) bool {
-	if a.IsUnspecified() {
-		return true
+// machine: an unspecified address, which reaches it, one of the addresses
+// its list returned, or one the kernel routes to it. When listing fails,
+// the previous list is kept until the next try, machineRefresh later; when
+// the route lookup fails, a is taken for this machine's, and the error is
+// returned for the log.
+func (m *machine) contains(a netip.Addr) (bool, error) {
+	if a.IsUnspecified() || m.listed(a) {
+		return true, nil
 	}
+	local, err := m.route(a)
+	if err != nil {
+		return true, err
+	}
+	return local, nil
+}
+
+// listed reports whether a is in the list of the interfaces' addresses,
+// listing them again if the list is old.
+func (m *machine) listed(a netip.Addr) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if now := m.now(); now.Sub(m.listed) >= machineRefresh || now.Before(m.listed) {
-		m.listed = now
+	if now := m.now(); now.Sub(m.listedAt) >= machineRefresh || now.Before(m.listedAt) {
+		m.listedAt = now
 		if ps, err := m.list(); err != nil {
 			m.log.Warn("cannot list this machine's addresses; keeping the previous list", "err", err)
 		} else {

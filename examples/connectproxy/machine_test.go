@@ -15,11 +15,31 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fakeMachine is a machine's list of addresses that a test can change.
+// fakeMachine is a machine's list of addresses that a test can change,
+// and the prefixes its kernel routes to it besides (AnyIP).
 type fakeMachine struct {
 	prefixes atomic.Pointer[[]netip.Prefix]
 	err      atomic.Pointer[error]
 	lists    atomic.Int64
+
+	routes   []netip.Prefix
+	routeErr error
+	lookups  atomic.Int64
+}
+
+// route is the fake machine's kernel: every address of its list, and of
+// its local routes, is delivered locally.
+func (m *fakeMachine) route(a netip.Addr) (bool, error) {
+	m.lookups.Add(1)
+	if m.routeErr != nil {
+		return false, m.routeErr
+	}
+	for _, p := range append(*m.prefixes.Load(), m.routes...) {
+		if p.Contains(a) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func newFakeMachine(ps ...string) *fakeMachine {
@@ -35,6 +55,10 @@ func (m *fakeMachine) set(ps ...string) {
 	}
 	m.prefixes.Store(&list)
 }
+
+// noLocalRoutes is a kernel that routes nothing to this machine but its
+// interfaces' addresses, for tests whose fake machine has the addresses.
+func noLocalRoutes(netip.Addr) (bool, error) { return false, nil }
 
 func (m *fakeMachine) list() ([]netip.Prefix, error) {
 	m.lists.Add(1)
@@ -56,7 +80,7 @@ func TestMachineAddresses(t *testing.T) {
 	m := newFakeMachine("9.9.9.9/32", "2620:fe::9/128", "127.0.0.0/8", "::1/128")
 	resolver := fakeResolver{"me.test": addrs("9.9.9.9"), "me6.test": addrs("2620:fe::9"), "echo.test": addrs("127.0.0.1")}
 	policy := mustPolicy(t, "443,"+port, "9.9.9.9/32,2620:fe::/32,127.0.0.0/8,me.test,echo.test")
-	p := startProxy(t, Config{Policy: policy, Resolver: resolver, LocalAddrs: m.list})
+	p := startProxy(t, config{Policy: policy, Resolver: resolver, LocalAddrs: m.list})
 	for _, target := range []string{
 		"9.9.9.9:443",
 		"[::ffff:9.9.9.9]:443",
@@ -75,13 +99,13 @@ func TestMachineAddresses(t *testing.T) {
 	}
 	status, _ := p.statusOf(t, "[2620:fe::9%25eth0]:443")
 	assert.Equal(t, http.StatusBadRequest, status, "a zone is refused")
-	assert.EqualValues(t, 10, p.Stats().Rejected["this_machine"])
+	assert.EqualValues(t, 10, p.snapshot().Rejected["this_machine"])
 	assert.Zero(t, p.dials.Load())
 
 	// With AllowMachine, the policy judges them like any other: 127.0.0.0/8
 	// is listed, so the echo server is reached; 127.0.0.1 on the proxy's
 	// own port is still the proxy.
-	p2 := startProxy(t, Config{Policy: mustPolicy(t, "1-65535", "127.0.0.0/8"), Resolver: resolver, LocalAddrs: m.list, AllowMachine: true})
+	p2 := startProxy(t, config{Policy: mustPolicy(t, "1-65535", "127.0.0.0/8"), Resolver: resolver, LocalAddrs: m.list, AllowMachine: true})
 	for _, target := range []string{echo, "echo.test:" + port} {
 		conn, _ := p2.openTunnel(t, target)
 		conn.Close()
@@ -92,7 +116,7 @@ func TestMachineAddresses(t *testing.T) {
 	}
 	status, _ = p2.statusOf(t, "[::1]:"+port)
 	assert.Equal(t, http.StatusForbidden, status, "::1 is not listed")
-	s := p2.Stats()
+	s := p2.snapshot()
 	assert.EqualValues(t, 2, s.Rejected["proxy_itself"])
 	assert.EqualValues(t, 1, s.Rejected["loopback"])
 	assert.Zero(t, s.Rejected["this_machine"])
@@ -102,7 +126,7 @@ func TestMachineAddresses(t *testing.T) {
 // address is the proxy on every address of the machine.
 func TestMachineWildcardListener(t *testing.T) {
 	m := newFakeMachine("9.9.9.9/32", "127.0.0.0/8")
-	p := startProxy(t, Config{
+	p := startProxy(t, config{
 		Policy:       mustPolicy(t, "1-65535", "0.0.0.0/0"),
 		Self:         []netip.AddrPort{netip.MustParseAddrPort("[::]:8080")},
 		LocalAddrs:   m.list,
@@ -112,7 +136,7 @@ func TestMachineWildcardListener(t *testing.T) {
 		status, _ := p.statusOf(t, target)
 		assert.Equal(t, http.StatusForbidden, status, target)
 	}
-	assert.EqualValues(t, 4, p.Stats().Rejected["proxy_itself"])
+	assert.EqualValues(t, 4, p.snapshot().Rejected["proxy_itself"])
 	assert.Zero(t, p.dials.Load())
 }
 
@@ -123,7 +147,7 @@ func TestMachineWildcardListener(t *testing.T) {
 func TestMachineRefresh(t *testing.T) {
 	echo := echoServer(t)
 	m := newFakeMachine("9.9.9.9/32")
-	p := startProxy(t, Config{Policy: mustPolicy(t, "1-65535", "127.0.0.1/32"), LocalAddrs: m.list})
+	p := startProxy(t, config{Policy: mustPolicy(t, "1-65535", "127.0.0.1/32"), LocalAddrs: m.list})
 	conn, _ := p.openTunnel(t, echo)
 	conn.Close()
 
@@ -136,7 +160,7 @@ func TestMachineRefresh(t *testing.T) {
 	p.clock.Advance(machineRefresh)
 	status, _ := p.statusOf(t, echo)
 	assert.Equal(t, http.StatusForbidden, status)
-	assert.EqualValues(t, 1, p.Stats().Rejected["this_machine"])
+	assert.EqualValues(t, 1, p.snapshot().Rejected["this_machine"])
 
 	failure := errors.New("netlink: no buffer space")
 	m.err.Store(&failure)
@@ -159,24 +183,30 @@ func TestMachineRefresh(t *testing.T) {
 func TestInterfacePrefixes(t *testing.T) {
 	ps, err := interfacePrefixes()
 	require.NoError(t, err)
-	m, err := newMachine(interfacePrefixes, time.Now, slog.New(slog.DiscardHandler))
+	// Without the kernel's routes: the list alone.
+	m, err := newMachine(interfacePrefixes, noLocalRoutes, time.Now, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
+	contains := func(a netip.Addr) bool {
+		mine, err := m.contains(a)
+		require.NoError(t, err)
+		return mine
+	}
 	addrs, err := net.InterfaceAddrs()
 	require.NoError(t, err)
 	require.NotEmpty(t, addrs)
 	for _, a := range addrs {
 		n := a.(*net.IPNet)
 		ip, _ := netip.AddrFromSlice(n.IP)
-		assert.True(t, m.contains(canonical(ip)), "%v is this machine's, in %v", ip, ps)
+		assert.True(t, contains(canonical(ip)), "%v is this machine's, in %v", ip, ps)
 		if ip = canonical(ip); ip == netip.MustParseAddr("127.0.0.1") {
 			if ones, _ := n.Mask.Size(); ones == 8 {
-				assert.True(t, m.contains(netip.MustParseAddr("127.1.2.3")), "all of 127.0.0.0/8 is")
+				assert.True(t, contains(netip.MustParseAddr("127.1.2.3")), "all of 127.0.0.0/8 is")
 			}
 		}
 	}
-	assert.True(t, m.contains(netip.IPv4Unspecified()), "0.0.0.0 reaches this machine")
-	assert.True(t, m.contains(netip.IPv6Unspecified()))
-	assert.False(t, m.contains(netip.MustParseAddr("2606:4700::1111")))
+	assert.True(t, contains(netip.IPv4Unspecified()), "0.0.0.0 reaches this machine")
+	assert.True(t, contains(netip.IPv6Unspecified()))
+	assert.False(t, contains(netip.MustParseAddr("2606:4700::1111")))
 	t.Logf("this machine: %v", ps)
 }
 
@@ -184,7 +214,7 @@ func TestInterfacePrefixes(t *testing.T) {
 // address, for each address of this machine's interfaces: each is refused,
 // and nothing is dialled.
 func TestRealMachineAddresses(t *testing.T) {
-	p := startProxy(t, Config{Policy: mustPolicy(t, "443", "0.0.0.0/0,::/0")})
+	p := startProxy(t, config{Policy: mustPolicy(t, "443", "0.0.0.0/0,::/0")})
 	addrs, err := net.InterfaceAddrs()
 	require.NoError(t, err)
 	n := 0
@@ -205,7 +235,7 @@ func TestRealMachineAddresses(t *testing.T) {
 			}
 		}
 	}
-	assert.EqualValues(t, n, p.Stats().Rejected["this_machine"])
+	assert.EqualValues(t, n, p.snapshot().Rejected["this_machine"])
 	assert.Zero(t, p.dials.Load())
 	assert.False(t, strings.Contains(p.log.String(), "cannot list"))
 }

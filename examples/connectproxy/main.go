@@ -49,9 +49,18 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		// A second signal ends the program at once, as if it had not
+		// asked for signals.
+		signal.Stop(sigs)
+		stop(fmt.Errorf("signal %v", s))
+	}()
 	err := run(ctx, os.Args[1:], os.Stderr)
-	stop()
+	stop(nil)
 	var usage usageError
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp):
@@ -166,7 +175,7 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 	}
 
 	logger := slog.New(slog.NewTextHandler(logw, nil))
-	cfg := Config{
+	cfg := config{
 		Window: *window, ExpectedInsertions: *expected, FPP: *fpp,
 		Policy: policy, AllowMachine: *allowMachine,
 		MaxTunnels: tunnels, MaxClientTunnels: *maxClient, IdleTimeout: *idle,
@@ -182,7 +191,7 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 		if f.addr == "" {
 			continue
 		}
-		ln, err := net.Listen("tcp", f.addr)
+		ln, err := (&net.ListenConfig{KeepAlive: noKeepAlive}).Listen(ctx, "tcp", f.addr)
 		var addrErr *net.AddrError
 		switch {
 		case errors.As(err, &addrErr):
@@ -195,17 +204,17 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 			cfg.Self = append(cfg.Self, ap)
 		}
 	}
-	p, err := NewProxy(cfg)
+	p, err := newProxy(cfg)
 	if err != nil {
 		return err
 	}
-	servers := []*http.Server{newServer(p, logger, Timeouts{})}
+	servers := []*http.Server{newServer(p, logger, serverTimeouts{})}
 	attrs := []any{"addr", lns[0].Addr().String()}
-	lns[0] = p.Limit("proxy", lns[0], servers[0], conns)
+	lns[0] = p.limit("proxy", lns[0], servers[0], conns)
 	if *admin != "" {
-		servers = append(servers, newServer(p.Admin(), logger, Timeouts{}))
+		servers = append(servers, newServer(p.admin(), logger, serverTimeouts{}))
 		attrs = append(attrs, "admin", lns[1].Addr().String())
-		lns[1] = p.Limit("admin", lns[1], servers[1], adminConns)
+		lns[1] = p.limit("admin", lns[1], servers[1], adminConns)
 	}
 	attrs = append(attrs, "allow-ports", *allowPorts, "allow-hosts", *allowHosts, "allow-machine", *allowMachine,
 		"max-conns", conns, "max-tunnels", tunnels, "open-file-limit", nofile)
@@ -217,10 +226,14 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 	}
 	select {
 	case err = <-served:
+		logger.Error("shutting down", "err", err)
 	case <-ctx.Done():
+		st := p.snapshot()
+		logger.Info("shutting down", "cause", context.Cause(ctx), "tunnels", st.Tunnels.Active, "connections", st.Connections["proxy"].Active)
 	}
-	// Closing p first stops the dials that handlers wait for, so that
-	// Shutdown does not wait for them.
+	// Closing p first stops the dials that handlers wait for and ends the
+	// tunnels, so that Shutdown, which stops the listeners and waits for
+	// the requests in progress, does not wait for them.
 	p.Close()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	for _, srv := range servers {
@@ -229,12 +242,14 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 		}
 	}
 	cancel()
+	st := p.snapshot()
+	logger.Info("stopped", "tunnels_total", st.Tunnels.Total, "bytes_up", st.Tunnels.BytesUp, "bytes_down", st.Tunnels.BytesDown)
 	return err
 }
 
-// Timeouts are an http.Server's; zero fields mean the defaults of
+// serverTimeouts are an http.Server's; zero fields mean the defaults of
 // newServer.
-type Timeouts struct {
+type serverTimeouts struct {
 	// ReadHeader bounds reading a request's headers (10s), and Idle how
 	// long a keep-alive connection waits for the next request (60s).
 	ReadHeader, Idle time.Duration
@@ -243,7 +258,7 @@ type Timeouts struct {
 // newServer returns an http.Server for h with timeouts for requests and
 // keep-alive connections, and a bound on request headers. A tunnel's
 // connection leaves the server, and its timeouts, when it is hijacked.
-func newServer(h http.Handler, log *slog.Logger, t Timeouts) *http.Server {
+func newServer(h http.Handler, log *slog.Logger, t serverTimeouts) *http.Server {
 	if t.ReadHeader <= 0 {
 		t.ReadHeader = 10 * time.Second
 	}

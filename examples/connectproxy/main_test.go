@@ -8,9 +8,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,7 +56,7 @@ func TestRun(t *testing.T) {
 	require.NotNil(t, addr, "first log line: %s", line)
 	status, body := getStatus(t, "http://"+addr[1]+"/stats")
 	require.Equal(t, http.StatusOK, status)
-	var s Stats
+	var s statsJSON
 	require.NoError(t, json.Unmarshal(body, &s))
 	assert.Zero(t, s.Tunnels.Total)
 	assert.Zero(t, s.Destinations.Filter.Current.FillRatio)
@@ -83,7 +85,7 @@ func TestRunAdmin(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	_, body := getStatus(t, "http://"+addr[2]+"/stats")
-	var s Stats
+	var s statsJSON
 	require.NoError(t, json.Unmarshal(body, &s))
 	assert.EqualValues(t, 1, s.Rejected["proxy_itself"], "although 127.0.0.1/32 and its port are allowed")
 	assert.NoError(t, stop())
@@ -171,4 +173,31 @@ func TestExitStatus(t *testing.T) {
 		assert.Contains(t, ch.log(), c.want, "%q", c.args)
 		assert.LessOrEqual(t, strings.Count(ch.log(), "Usage of"), 1, "%q", c.args)
 	}
+}
+
+// TestInterrupt sends the program, in a process of its own, SIGINT with a
+// tunnel open: it logs that it is shutting down, closes the tunnel, logs
+// that it stopped, and exits with status 0.
+func TestInterrupt(t *testing.T) {
+	echo := echoServer(t)
+	_, port, _ := net.SplitHostPort(echo)
+	c := startChild(t, nil, "-listen", "127.0.0.1:0", "-allow-ports", port, "-allow-hosts", "127.0.0.1", "-allow-machine")
+	addr := c.listening(t)["addr"]
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, connectRequest(echo))
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	require.NoError(t, c.cmd.Process.Signal(os.Interrupt))
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(hangGuard)))
+	_, err = io.ReadAll(br)
+	assert.NoError(t, err, "the tunnel is closed")
+	assert.Equal(t, 0, c.wait())
+	assert.Contains(t, c.log(), `msg="shutting down" cause="signal interrupt" tunnels=1 connections=1`)
+	assert.Contains(t, c.log(), `msg=stopped tunnels_total=1`)
 }

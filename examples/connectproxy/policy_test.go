@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func mustPolicy(t *testing.T, ports, hosts string) Policy {
+func mustPolicy(t *testing.T, ports, hosts string) policy {
 	t.Helper()
 	p, err := parsePolicy(ports, hosts)
 	require.NoError(t, err)
@@ -51,7 +51,7 @@ func addrs(ss ...string) []netip.Addr {
 func TestRefusals(t *testing.T) {
 	echo := echoServer(t) // what a refused tunnel to loopback would reach
 	_, port, _ := net.SplitHostPort(echo)
-	p := startProxy(t, Config{
+	p := startProxy(t, config{
 		Policy: mustPolicy(t, "1-65535", ""),
 		Resolver: fakeResolver{
 			"localhost":     addrs("127.0.0.1", "::1"),
@@ -93,11 +93,11 @@ func TestRefusals(t *testing.T) {
 		{"[64:ff9b::7f00:1]:443", "reserved"},
 	} {
 		t.Run(c.target, func(t *testing.T) {
-			before := p.Stats().Rejected[c.reason]
+			before := p.snapshot().Rejected[c.reason]
 			status, body := p.statusOf(t, c.target)
 			assert.Equal(t, http.StatusForbidden, status)
 			assert.Equal(t, "destination address not allowed\n", body)
-			assert.Equal(t, before+1, p.Stats().Rejected[c.reason])
+			assert.Equal(t, before+1, p.snapshot().Rejected[c.reason])
 		})
 	}
 
@@ -111,7 +111,7 @@ func TestRefusals(t *testing.T) {
 	assert.Contains(t, err.Error(), "Forbidden")
 
 	assert.Zero(t, p.dials.Load(), "refused destinations are not dialled")
-	assert.Zero(t, p.Stats().Tunnels.Total)
+	assert.Zero(t, p.snapshot().Tunnels.Total)
 }
 
 // TestAllowHosts opens the policy by prefix and by name, and checks that
@@ -119,7 +119,7 @@ func TestRefusals(t *testing.T) {
 func TestAllowHosts(t *testing.T) {
 	echo := echoServer(t)
 	_, port, _ := net.SplitHostPort(echo)
-	p := startProxy(t, Config{
+	p := startProxy(t, config{
 		Policy:       mustPolicy(t, "443,"+port, "127.0.0.1/32,svc.test"),
 		AllowMachine: true, // the echo server is on this machine
 		Resolver: fakeResolver{
@@ -142,17 +142,17 @@ func TestAllowHosts(t *testing.T) {
 	tunnel("SVC.test.:" + port) // the same name
 	status, _ := p.statusOf(t, "other.test:"+port)
 	assert.Equal(t, http.StatusForbidden, status, "::1 is not in 127.0.0.1/32")
-	assert.EqualValues(t, 1, p.Stats().Rejected["loopback"])
+	assert.EqualValues(t, 1, p.snapshot().Rejected["loopback"])
 
 	dials := p.dials.Load()
 	status, body := p.statusOf(t, "127.0.0.1:1")
 	assert.Equal(t, http.StatusForbidden, status)
 	assert.Equal(t, "destination port not allowed\n", body)
-	assert.EqualValues(t, 1, p.Stats().Rejected["port"])
+	assert.EqualValues(t, 1, p.snapshot().Rejected["port"])
 
 	// The proxy itself, by address and by a name for it: 127.0.0.1/32
 	// does not open it, nor does listing its port.
-	p2 := startProxy(t, Config{
+	p2 := startProxy(t, config{
 		Policy:   mustPolicy(t, "1-65535", "127.0.0.1/32,self.test"),
 		Resolver: fakeResolver{"self.test": addrs("127.0.0.1")},
 	})
@@ -161,7 +161,7 @@ func TestAllowHosts(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, status, target)
 		assert.Equal(t, "destination address not allowed\n", body)
 	}
-	assert.EqualValues(t, 3, p2.Stats().Rejected["proxy_itself"])
+	assert.EqualValues(t, 3, p2.snapshot().Rejected["proxy_itself"])
 	assert.Zero(t, p2.dials.Load())
 	assert.Equal(t, dials, p.dials.Load(), "a refused port is not dialled")
 }
@@ -201,12 +201,16 @@ func TestParsePolicy(t *testing.T) {
 // TestErrorBodies checks that replies say what went wrong and no more: no
 // resolver address, no echo of the target, which goes to the log instead.
 func TestErrorBodies(t *testing.T) {
-	p := startProxy(t, Config{Policy: mustPolicy(t, "443", "")})
+	p := startProxy(t, config{Policy: mustPolicy(t, "443", "")})
 	status, body := p.statusOf(t, "nowhere.test:443")
 	assert.Equal(t, http.StatusBadGateway, status)
 	assert.Equal(t, "cannot resolve destination\n", body)
 	assert.Contains(t, p.log.String(), fakeResolverAddr, "the detail is logged")
 	assert.Contains(t, p.log.String(), "nowhere.test:443")
+	resp, _, _ := p.rawConnect(t, connectRequest("nowhere.test:443"), "")
+	resp.Body.Close()
+	assert.Equal(t, `connectproxy; error=dns_error; details="cannot resolve destination"`, resp.Header.Get("Proxy-Status"),
+		"the kind of error, for a client that shows headers only (curl -v)")
 
 	long := strings.Repeat("a", 60) + "." + strings.Repeat("b", 1000) + ":443"
 	status, body = p.statusOf(t, long)
@@ -226,7 +230,7 @@ func TestErrorBodies(t *testing.T) {
 // port to loopback clients only, and not at all with SeparateAdmin.
 func TestAdminAccess(t *testing.T) {
 	for _, separate := range []bool{false, true} {
-		p, err := NewProxy(Config{Window: window, ExpectedInsertions: 10, FPP: 0.01, SeparateAdmin: separate})
+		p, err := newProxy(config{Window: window, ExpectedInsertions: 10, FPP: 0.01, SeparateAdmin: separate})
 		require.NoError(t, err)
 		for _, path := range []string{"/stats", "/metrics"} {
 			for client, want := range map[string]int{"127.0.0.1:5000": http.StatusOK, "[::1]:5000": http.StatusOK, "192.0.2.1:5000": http.StatusNotFound, "[::ffff:10.0.0.1]:5000": http.StatusNotFound} {
@@ -242,7 +246,7 @@ func TestAdminAccess(t *testing.T) {
 			w := httptest.NewRecorder()
 			r := httptest.NewRequest(http.MethodGet, path, nil)
 			r.RemoteAddr = "192.0.2.1:5000"
-			p.Admin().ServeHTTP(w, r)
+			p.admin().ServeHTTP(w, r)
 			assert.Equal(t, http.StatusOK, w.Code, "Admin serves whoever reaches it")
 		}
 		require.NoError(t, p.Close())
@@ -254,7 +258,7 @@ func TestAdminAccess(t *testing.T) {
 // and mapped or IPv4-compatible forms get 403 and are counted under the
 // entry's reason, zoned ones 400; nothing is dialled.
 func TestRefusalsEverySpelling(t *testing.T) {
-	p := startProxy(t, Config{
+	p := startProxy(t, config{
 		Policy:     mustPolicy(t, "443", ""),
 		LocalAddrs: func() ([]netip.Prefix, error) { return nil, nil },
 	})
@@ -273,7 +277,7 @@ func TestRefusalsEverySpelling(t *testing.T) {
 		}
 		n++
 	})
-	s := p.Stats()
+	s := p.snapshot()
 	for reason, count := range want {
 		assert.Equal(t, count, s.Rejected[reason], reason)
 	}
@@ -311,7 +315,7 @@ func TestRefusalsResolvedSpellings(t *testing.T) {
 		resolver[name] = []netip.Addr{sp}
 		want[name] = why
 	})
-	p := startProxy(t, Config{
+	p := startProxy(t, config{
 		Policy:     mustPolicy(t, "443", ""),
 		Resolver:   resolver,
 		LocalAddrs: func() ([]netip.Prefix, error) { return nil, nil },
@@ -327,7 +331,7 @@ func TestRefusalsResolvedSpellings(t *testing.T) {
 			zoned++
 		}
 	}
-	s := p.Stats()
+	s := p.snapshot()
 	for reason, count := range counts {
 		assert.Equal(t, count, s.Rejected[reason], reason)
 	}
@@ -345,7 +349,7 @@ func TestResolvedZones(t *testing.T) {
 	m := newFakeMachine("9.9.9.9/32", "fe80::9/128", "2620:fe::9/128")
 	var dialled []string
 	var mu sync.Mutex
-	p := startProxy(t, Config{
+	p := startProxy(t, config{
 		Policy: mustPolicy(t, "443,"+port, "127.0.0.1/32,fe80::/10,2620:fe::/32"),
 		Resolver: fakeResolver{
 			"mine4.test":  addrs("::ffff:9.9.9.9%eth0"),
@@ -370,10 +374,10 @@ func TestResolvedZones(t *testing.T) {
 		{"nat64.test:443", "this_machine"}, // a translator forwards it to 9.9.9.9
 		{"mapped.test:443", "private"},
 	} {
-		before := p.Stats().Rejected[c.reason]
+		before := p.snapshot().Rejected[c.reason]
 		status, _ := p.statusOf(t, c.target)
 		assert.Equal(t, http.StatusForbidden, status, c.target)
-		assert.Equal(t, before+1, p.Stats().Rejected[c.reason], c.target)
+		assert.Equal(t, before+1, p.snapshot().Rejected[c.reason], c.target)
 	}
 	assert.Zero(t, p.dials.Load())
 

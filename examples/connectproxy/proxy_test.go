@@ -29,11 +29,11 @@ import (
 
 const window = time.Minute
 
-// proxyUnderTest is a Proxy served on loopback, with filters on a manual
+// proxyUnderTest is a proxy served on loopback, with filters on a manual
 // clock, a fake resolver, and a dialer that fails the test rather than send
 // a packet off the machine.
 type proxyUnderTest struct {
-	*Proxy
+	*proxy
 	clock *bloom.ManualClock
 	url   *url.URL
 	dials atomic.Int64 // calls of the dialer
@@ -71,20 +71,20 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// startProxy starts a Proxy with cfg. A zero cfg.Policy allows every port
+// startProxy starts a proxy with cfg. A zero cfg.Policy allows every port
 // of 127.0.0.1, where the tests' servers listen, with AllowMachine, since
 // 127.0.0.1 is this machine's.
-func startProxy(t testing.TB, cfg Config) *proxyUnderTest {
-	return startProxyTimeouts(t, cfg, Timeouts{})
+func startProxy(t testing.TB, cfg config) *proxyUnderTest {
+	return startProxyTimeouts(t, cfg, serverTimeouts{})
 }
 
-func startProxyTimeouts(t testing.TB, cfg Config, to Timeouts) *proxyUnderTest {
+func startProxyTimeouts(t testing.TB, cfg config, to serverTimeouts) *proxyUnderTest {
 	return startProxyConns(t, cfg, to, maxDefaultConns)
 }
 
-// startProxyConns starts a Proxy with cfg and the server's timeouts, capped
+// startProxyConns starts a proxy with cfg and the server's timeouts, capped
 // at maxConns client connections.
-func startProxyConns(t testing.TB, cfg Config, to Timeouts, maxConns int) *proxyUnderTest {
+func startProxyConns(t testing.TB, cfg config, to serverTimeouts, maxConns int) *proxyUnderTest {
 	t.Helper()
 	clock := bloom.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	cfg.Window, cfg.ExpectedInsertions, cfg.FPP, cfg.Clock = window, 1000, 0.001, clock
@@ -96,6 +96,10 @@ func startProxyConns(t testing.TB, cfg Config, to Timeouts, maxConns int) *proxy
 	}
 	if cfg.Resolver == nil {
 		cfg.Resolver = fakeResolver{}
+	}
+	if cfg.LocalAddrs != nil && cfg.LocalRoute == nil {
+		// A fake machine has the addresses it lists and no others.
+		cfg.LocalRoute = noLocalRoutes
 	}
 	pt := &proxyUnderTest{clock: clock, log: &syncBuffer{}}
 	cfg.Log = slog.New(slog.NewTextHandler(pt.log, nil))
@@ -112,12 +116,12 @@ func startProxyConns(t testing.TB, cfg Config, to Timeouts, maxConns int) *proxy
 		}
 		return dial(ctx, network, address)
 	}
-	p, err := NewProxy(cfg)
+	p, err := newProxy(cfg)
 	require.NoError(t, err)
-	pt.Proxy = p
+	pt.proxy = p
 	srv := httptest.NewUnstartedServer(p)
 	srv.Config = newServer(p, cfg.Log, to)
-	srv.Listener = p.Limit("proxy", srv.Listener, srv.Config, maxConns)
+	srv.Listener = p.limit("proxy", srv.Listener, srv.Config, maxConns)
 	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
@@ -144,20 +148,20 @@ func (p *proxyUnderTest) client(servers ...*httptest.Server) *http.Client {
 }
 
 // stats fetches /stats over HTTP, as a monitor would.
-func (p *proxyUnderTest) stats(t *testing.T) Stats {
+func (p *proxyUnderTest) stats(t *testing.T) statsJSON {
 	t.Helper()
 	resp, err := http.Get(p.url.String() + "/stats")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
-	var s Stats
+	var s statsJSON
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&s))
 	return s
 }
 
 // waitTunnels waits until every tunnel opened so far has ended.
-func (p *proxyUnderTest) waitTunnels() { p.wg.Wait() }
+func (p *proxyUnderTest) waitTunnels() { p.tunnels.wg.Wait() }
 
 func get(t *testing.T, c *http.Client, u string) string {
 	t.Helper()
@@ -174,7 +178,7 @@ func get(t *testing.T, c *http.Client, u string) string {
 // http.Client, which tunnels them with CONNECT, to two real servers, and
 // follows the first-seen counts as the manual clock moves.
 func TestTunnels(t *testing.T) {
-	p := startProxy(t, Config{})
+	p := startProxy(t, config{})
 	payload := strings.Repeat("tunnelled bytes ", 4096)
 	serve := func(name string) *httptest.Server {
 		s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -296,24 +300,10 @@ func (p *proxyUnderTest) rawConnect(t *testing.T, request, extra string) (*http.
 // right behind the CONNECT request, before the proxy's answer: every byte
 // must come back, and the counts must be exact.
 func TestTunnelBytes(t *testing.T) {
-	p := startProxy(t, Config{})
-	echo := echoServer(t)
+	p := startProxy(t, config{})
 	early := "sent before the proxy answered; "
 	late := strings.Repeat("0123456789", 100_000)
-
-	resp, conn, br := p.rawConnect(t, "CONNECT "+echo+" HTTP/1.1\r\nHost: "+echo+"\r\n\r\n", early)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var got bytes.Buffer
-	read := make(chan error)
-	go func() {
-		_, err := io.Copy(&got, br)
-		read <- err
-	}()
-	_, err := io.WriteString(conn, late)
-	require.NoError(t, err)
-	require.NoError(t, conn.(*net.TCPConn).CloseWrite())
-	require.NoError(t, <-read)
-	assert.Equal(t, early+late, got.String())
+	echoBytes(t, p, early, late)
 
 	p.waitTunnels()
 	s := p.stats(t)
@@ -327,7 +317,7 @@ func TestTunnelBytes(t *testing.T) {
 // connection of its own, and checks the status; then a good tunnel still
 // works.
 func TestBadRequests(t *testing.T) {
-	p := startProxy(t, Config{})
+	p := startProxy(t, config{})
 	echo := echoServer(t)
 	// A port nothing listens on: listen, note the port, and stop.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -415,7 +405,7 @@ func TestBadRequests(t *testing.T) {
 // that fails as told.
 func TestDialErrors(t *testing.T) {
 	var fail atomic.Pointer[error]
-	p := startProxy(t, Config{
+	p := startProxy(t, config{
 		DialTimeout: time.Hour,
 		Resolver:    fakeResolver{"nowhere.invalid": {netip.MustParseAddr("127.0.0.1")}},
 		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
@@ -470,7 +460,7 @@ func TestParseTarget(t *testing.T) {
 // TestConcurrentTunnels opens many tunnels at once, to the same and to
 // different destinations, and checks the counts add up.
 func TestConcurrentTunnels(t *testing.T) {
-	p := startProxy(t, Config{})
+	p := startProxy(t, config{})
 	echoes := []string{echoServer(t), echoServer(t), echoServer(t)}
 	const tunnels = 30
 	var wg sync.WaitGroup
@@ -515,15 +505,15 @@ func TestConcurrentTunnels(t *testing.T) {
 
 // TestClose ends open tunnels.
 func TestClose(t *testing.T) {
-	p := startProxy(t, Config{})
+	p := startProxy(t, config{})
 	echo := echoServer(t)
 	resp, _, br := p.rawConnect(t, "CONNECT "+echo+" HTTP/1.1\r\nHost: "+echo+"\r\n\r\n", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.EqualValues(t, 1, p.Stats().Tunnels.Active)
+	assert.EqualValues(t, 1, p.snapshot().Tunnels.Active)
 	require.NoError(t, p.Close())
 	_, err := io.ReadAll(br) // the proxy closed its end
 	assert.NoError(t, err)
-	assert.Zero(t, p.Stats().Tunnels.Active)
+	assert.Zero(t, p.snapshot().Tunnels.Active)
 }
 
 // TestDestinationIsDialledAddress checks that a destination is counted by
@@ -531,7 +521,7 @@ func TestClose(t *testing.T) {
 func TestDestinationIsDialledAddress(t *testing.T) {
 	echo := echoServer(t)
 	_, port, _ := net.SplitHostPort(echo)
-	p := startProxy(t, Config{
+	p := startProxy(t, config{
 		Policy:       mustPolicy(t, port, "127.0.0.1/32"),
 		AllowMachine: true,
 		Resolver: fakeResolver{
@@ -544,7 +534,7 @@ func TestDestinationIsDialledAddress(t *testing.T) {
 		conn.Close()
 	}
 	p.waitTunnels()
-	s := p.Stats()
+	s := p.snapshot()
 	assert.EqualValues(t, 1, s.Destinations.FirstSeen, "one destination, 127.0.0.1:%s", port)
 	assert.EqualValues(t, 5, s.Destinations.Repeats)
 	assert.EqualValues(t, 6, p.dials.Load(), "alias.test's two addresses are one, dialled once")

@@ -29,28 +29,32 @@ const (
 	refusals // how many there are
 )
 
+// refusalInfo gives each refusal its counter's name, its status, the reason
+// in the body, and its error type in the Proxy-Status header (RFC 9209),
+// which curl -v shows where curl alone says only "response 502".
 var refusalInfo = [refusals]struct {
-	name   string
-	status int
-	reason string
+	name        string
+	status      int
+	reason      string
+	proxyStatus string
 }{
-	refusalBadRequest:  {"bad_request", http.StatusBadRequest, "malformed CONNECT target"},
-	refusalMethod:      {"method_not_allowed", http.StatusMethodNotAllowed, "this proxy only tunnels: use CONNECT"},
-	refusalPort:        {"port", http.StatusForbidden, "destination port not allowed"},
-	refusalLoopback:    {"loopback", http.StatusForbidden, "destination address not allowed"},
-	refusalPrivate:     {"private", http.StatusForbidden, "destination address not allowed"},
-	refusalLinkLocal:   {"link_local", http.StatusForbidden, "destination address not allowed"},
-	refusalUnspecified: {"unspecified", http.StatusForbidden, "destination address not allowed"},
-	refusalMulticast:   {"multicast", http.StatusForbidden, "destination address not allowed"},
-	refusalReserved:    {"reserved", http.StatusForbidden, "destination address not allowed"},
-	refusalSelf:        {"proxy_itself", http.StatusForbidden, "destination address not allowed"},
-	refusalMachine:     {"this_machine", http.StatusForbidden, "destination address not allowed"},
-	refusalTooMany:     {"too_many_tunnels", http.StatusServiceUnavailable, "too many tunnels open, try later"},
-	refusalClientLimit: {"client_limit", http.StatusTooManyRequests, "too many tunnels open from your address"},
-	refusalUnresolved:  {"unresolved", http.StatusBadGateway, "cannot resolve destination"},
-	refusalUnreachable: {"unreachable", http.StatusBadGateway, "cannot reach destination"},
-	refusalTimeout:     {"timeout", http.StatusGatewayTimeout, "destination did not answer in time"},
-	refusalShutdown:    {"shutdown", http.StatusServiceUnavailable, "proxy shutting down"},
+	refusalBadRequest:  {"bad_request", http.StatusBadRequest, "malformed CONNECT target", "http_request_error"},
+	refusalMethod:      {"method_not_allowed", http.StatusMethodNotAllowed, "this proxy only tunnels: use CONNECT", "http_request_denied"},
+	refusalPort:        {"port", http.StatusForbidden, "destination port not allowed", "http_request_denied"},
+	refusalLoopback:    {"loopback", http.StatusForbidden, "destination address not allowed", "destination_ip_prohibited"},
+	refusalPrivate:     {"private", http.StatusForbidden, "destination address not allowed", "destination_ip_prohibited"},
+	refusalLinkLocal:   {"link_local", http.StatusForbidden, "destination address not allowed", "destination_ip_prohibited"},
+	refusalUnspecified: {"unspecified", http.StatusForbidden, "destination address not allowed", "destination_ip_prohibited"},
+	refusalMulticast:   {"multicast", http.StatusForbidden, "destination address not allowed", "destination_ip_prohibited"},
+	refusalReserved:    {"reserved", http.StatusForbidden, "destination address not allowed", "destination_ip_prohibited"},
+	refusalSelf:        {"proxy_itself", http.StatusForbidden, "destination address not allowed", "destination_ip_prohibited"},
+	refusalMachine:     {"this_machine", http.StatusForbidden, "destination address not allowed", "destination_ip_prohibited"},
+	refusalTooMany:     {"too_many_tunnels", http.StatusServiceUnavailable, "too many tunnels open, try later", "proxy_internal_response"},
+	refusalClientLimit: {"client_limit", http.StatusTooManyRequests, "too many tunnels open from your address", "http_request_denied"},
+	refusalUnresolved:  {"unresolved", http.StatusBadGateway, "cannot resolve destination", "dns_error"},
+	refusalUnreachable: {"unreachable", http.StatusBadGateway, "cannot reach destination", "destination_unavailable"},
+	refusalTimeout:     {"timeout", http.StatusGatewayTimeout, "destination did not answer in time", "connection_timeout"},
+	refusalShutdown:    {"shutdown", http.StatusServiceUnavailable, "proxy shutting down", "proxy_internal_response"},
 }
 
 func (r refusal) String() string { return refusalInfo[r].name }

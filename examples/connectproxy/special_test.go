@@ -193,9 +193,9 @@ func wantRefusal(t *testing.T, s special, a netip.Addr) refusal {
 	case s.canonical:
 		// Never judged as IPv6: as the IPv4 address it spells.
 		b := a.As16()
-		return Policy{}.addrRefusal(netip.AddrFrom4([4]byte(b[12:])))
+		return policy{}.addrRefusal(netip.AddrFrom4([4]byte(b[12:])))
 	case s.embeds:
-		if (Policy{}).addrRefusal(embedded4(a)) != refusalNone {
+		if (policy{}).addrRefusal(embedded4(a)) != refusalNone {
 			return refusalReserved
 		}
 		return refusalNone
@@ -208,7 +208,7 @@ func wantRefusal(t *testing.T, s special, a netip.Addr) refusal {
 // so are their NAT64 forms (refused as reserved when the IPv4 address is
 // refused).
 func TestSpecialsWalk(t *testing.T) {
-	var p Policy
+	var p policy
 	n := 0
 	for _, s := range specials {
 		samples := ownSamples(s)
@@ -345,7 +345,7 @@ func TestSpecialBoundaries(t *testing.T) {
 		"ff02::1": refusalMulticast,
 		"ff0e::1": refusalMulticast,
 	} {
-		assert.Equal(t, want, Policy{}.addrRefusal(netip.MustParseAddr(addr)), addr)
+		assert.Equal(t, want, policy{}.addrRefusal(netip.MustParseAddr(addr)), addr)
 	}
 }
 

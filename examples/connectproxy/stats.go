@@ -2,14 +2,14 @@ package main
 
 import "github.com/mitzbloom/mitzbloom/bloom"
 
-// Stats is what /stats serves.
-type Stats struct {
-	Tunnels      TunnelStats `json:"tunnels"`
-	Destinations SeenStats   `json:"destinations"`
-	Clients      SeenStats   `json:"clients"`
+// statsJSON is what /stats serves.
+type statsJSON struct {
+	Tunnels      tunnelJSON `json:"tunnels"`
+	Destinations seenJSON   `json:"destinations"`
+	Clients      seenJSON   `json:"clients"`
 	// Connections counts the client connections of each listener the
 	// proxy limits, by name: "proxy", and "admin" with -admin.
-	Connections map[string]ConnStats `json:"connections"`
+	Connections map[string]connJSON `json:"connections"`
 	// Rejected counts the requests refused, by reason: bad_request (400),
 	// method_not_allowed (405), port, loopback, private, link_local,
 	// unspecified, multicast, reserved, proxy_itself and this_machine (403),
@@ -18,38 +18,38 @@ type Stats struct {
 	Rejected map[string]int64 `json:"rejected"`
 }
 
-// TunnelStats counts tunnels and the bytes they carried.
-type TunnelStats struct {
+// tunnelJSON counts tunnels and the bytes they carried.
+type tunnelJSON struct {
 	Total     int64 `json:"total"`
 	Active    int64 `json:"active"`
 	BytesUp   int64 `json:"bytes_up"`   // from clients to destinations
 	BytesDown int64 `json:"bytes_down"` // from destinations to clients
 }
 
-// SeenStats counts the tunnels whose destination, or whose client, the
+// seenJSON counts the tunnels whose destination, or whose client, the
 // filter did not remember (FirstSeen) or did (Repeats), and describes the
 // filter.
-type SeenStats struct {
-	FirstSeen int64       `json:"first_seen"`
-	Repeats   int64       `json:"repeats"`
-	Filter    FilterStats `json:"filter"`
+type seenJSON struct {
+	FirstSeen int64      `json:"first_seen"`
+	Repeats   int64      `json:"repeats"`
+	Filter    filterJSON `json:"filter"`
 }
 
-// FilterStats is bloom.RotatingStats in JSON's terms.
-type FilterStats struct {
+// filterJSON is bloom.RotatingStats in JSON's terms.
+type filterJSON struct {
 	// ApproximateCount estimates the distinct values remembered.
-	ApproximateCount int64           `json:"approximate_count"`
-	ExpectedFPP      float64         `json:"expected_fpp"`
-	Rotations        int64           `json:"rotations"`
-	EarlyRotations   int64           `json:"early_rotations"`
-	Current          GenerationStats `json:"current"`
+	ApproximateCount int64          `json:"approximate_count"`
+	ExpectedFPP      float64        `json:"expected_fpp"`
+	Rotations        int64          `json:"rotations"`
+	EarlyRotations   int64          `json:"early_rotations"`
+	Current          generationJSON `json:"current"`
 	// Previous is nil until the first rotation: before it, the filter
 	// has had one generation only.
-	Previous *GenerationStats `json:"previous"`
+	Previous *generationJSON `json:"previous"`
 }
 
-// GenerationStats is bloom.GenerationStats in JSON's terms.
-type GenerationStats struct {
+// generationJSON is bloom.GenerationStats in JSON's terms.
+type generationJSON struct {
 	AgeSeconds       float64 `json:"age_seconds"`
 	Inserts          int64   `json:"inserts"`
 	FillRatio        float64 `json:"fill_ratio"`
@@ -57,27 +57,28 @@ type GenerationStats struct {
 	ExpectedFPP      float64 `json:"expected_fpp"`
 }
 
-// Stats returns p's counters and its filters' statistics.
-func (p *Proxy) Stats() Stats {
-	return Stats{
-		Tunnels: TunnelStats{
-			Total:     p.tunnels.Load(),
-			Active:    p.active.Load(),
-			BytesUp:   p.bytesUp.Load(),
-			BytesDown: p.bytesDown.Load(),
+// snapshot returns p's counters and its filters' statistics.
+func (p *proxy) snapshot() statsJSON {
+	ts, s := &p.tunnels, p.seen
+	return statsJSON{
+		Tunnels: tunnelJSON{
+			Total:     ts.total.Load(),
+			Active:    ts.active.Load(),
+			BytesUp:   ts.bytesUp.Load(),
+			BytesDown: ts.bytesDown.Load(),
 		},
-		Destinations: SeenStats{FirstSeen: p.newDests.Load(), Repeats: p.seenDests.Load(), Filter: filterStats(p.dests.Stats())},
-		Clients:      SeenStats{FirstSeen: p.newClients.Load(), Repeats: p.seenClients.Load(), Filter: filterStats(p.clients.Stats())},
+		Destinations: seenJSON{FirstSeen: s.newDests.Load(), Repeats: s.repeatDests.Load(), Filter: filterStats(s.dests.Stats())},
+		Clients:      seenJSON{FirstSeen: s.newClients.Load(), Repeats: s.repeatClients.Load(), Filter: filterStats(s.clients.Stats())},
 		Connections:  p.connStats(),
 		Rejected:     p.rejected(),
 	}
 }
 
 // connStats returns the counts of each listener's connections, by name.
-func (p *Proxy) connStats() map[string]ConnStats {
+func (p *proxy) connStats() map[string]connJSON {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	m := make(map[string]ConnStats, len(p.limiters))
+	m := make(map[string]connJSON, len(p.limiters))
 	for name, l := range p.limiters {
 		m[name] = l.stats()
 	}
@@ -85,7 +86,7 @@ func (p *Proxy) connStats() map[string]ConnStats {
 }
 
 // rejected returns the refusal counts by name.
-func (p *Proxy) rejected() map[string]int64 {
+func (p *proxy) rejected() map[string]int64 {
 	m := make(map[string]int64, refusals)
 	for why := refusalNone + 1; why < refusals; why++ {
 		m[why.String()] = p.refused[why].Load()
@@ -93,13 +94,13 @@ func (p *Proxy) rejected() map[string]int64 {
 	return m
 }
 
-func filterStats(s bloom.RotatingStats) FilterStats {
-	var prev *GenerationStats
+func filterStats(s bloom.RotatingStats) filterJSON {
+	var prev *generationJSON
 	if s.Rotations > 0 {
 		g := generationStats(s.Previous)
 		prev = &g
 	}
-	return FilterStats{
+	return filterJSON{
 		ApproximateCount: s.ApproximateElementCount,
 		ExpectedFPP:      s.ExpectedFPP,
 		Rotations:        s.Rotations,
@@ -109,8 +110,8 @@ func filterStats(s bloom.RotatingStats) FilterStats {
 	}
 }
 
-func generationStats(g bloom.GenerationStats) GenerationStats {
-	return GenerationStats{
+func generationStats(g bloom.GenerationStats) generationJSON {
+	return generationJSON{
 		AgeSeconds:       g.Age.Seconds(),
 		Inserts:          g.Inserts,
 		FillRatio:        g.FillRatio,

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestTunnelsSplice checks that a tunnel between TCP connections moves its
+// bytes through the proxy's pipes, and gives them back once done.
+func TestTunnelsSplice(t *testing.T) {
+	for len(pipes) > 0 {
+		(<-pipes).close()
+	}
+	made := 0
+	pipe2 = func(fds []int, flags int) error {
+		made++
+		return syscall.Pipe2(fds, flags)
+	}
+	t.Cleanup(func() { pipe2 = syscall.Pipe2 })
+	p := startProxy(t, config{})
+	echoBytes(t, p, "", strings.Repeat("spliced ", 300_000))
+	p.waitTunnels()
+	assert.Positive(t, made, "pipes were made")
+	assert.Equal(t, min(made, cap(pipes)), len(pipes), "and kept empty for the next tunnel")
+}
+
+// TestTunnelsWithoutPipes checks that a tunnel still carries its bytes
+// when no pipe can be made, as when the process is out of descriptors.
+func TestTunnelsWithoutPipes(t *testing.T) {
+	for len(pipes) > 0 {
+		(<-pipes).close()
+	}
+	pipe2 = func([]int, int) error { return syscall.EMFILE }
+	t.Cleanup(func() { pipe2 = syscall.Pipe2 })
+	p := startProxy(t, config{})
+	echoBytes(t, p, "", strings.Repeat("copied ", 300_000))
+	p.waitTunnels()
+	s := p.snapshot()
+	assert.EqualValues(t, 2_100_000, s.Tunnels.BytesUp)
+	assert.EqualValues(t, 2_100_000, s.Tunnels.BytesDown)
+}
