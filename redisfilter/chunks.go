@@ -75,7 +75,7 @@ func (c *core[T]) readTrip(ctx context.Context, op, what string, gen int64, chs 
 // only ever set, and a filter re-created meanwhile fails the check, so the
 // copy holds every value put before it started.
 func (c *core[T]) snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], error) {
-	f, err := bloom.New(c.funnel, c.expected, c.fpp, func(options.Settings) options.Settings { return c.sizing })
+	f, err := c.newLocal()
 	if err != nil {
 		return nil, c.wrap(ctx, "snapshot", err)
 	}
@@ -98,6 +98,11 @@ func (c *core[T]) snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], er
 		}
 	}
 	return f, nil
+}
+
+// newLocal returns an empty local filter of the filter's parameters.
+func (c *core[T]) newLocal() (*bloom.Filter[T], error) {
+	return bloom.New(c.funnel, c.expected, c.fpp, func(options.Settings) options.Settings { return c.sizing })
 }
 
 // bitCount counts the bits set in the filter's bitmaps.

@@ -74,8 +74,8 @@ func changeRingSize(bitSize int64) int {
 	return int(min(max(bitSize/8192, 1<<12), 1<<20))
 }
 
-// NewHybrid returns a Hybrid over remote, starting from a [Filter.Snapshot]
-// of it. It holds, beside the local filter, the hashes of the values put
+// NewHybrid returns a Hybrid over remote, starting from a copy of it, read
+// as [Filter.Snapshot] reads it. It holds, beside the local filter, the hashes of the values put
 // locally since the last Sync: up to one per 8192 bits of the filter, 24
 // bytes each, 2 MiB for a filter of 100 million values at 1%. Puts of more
 // new values than that between two Syncs make the next push the whole
@@ -86,20 +86,21 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 	own := *remote
 	h := &Hybrid[T]{remote: &own, changes: newChangeRings(changeRingSize(own.c.bitSize))}
 	started := time.Now()
-	// Where the logs end, read before the bits: a bit set after is either
-	// in the snapshot or in the logs from there on.
-	cursors, err := own.c.logEnds(ctx)
+	local, err := own.c.newLocal()
 	if err != nil {
-		return nil, err
+		return nil, own.c.wrap(ctx, "newHybrid", err)
 	}
-	local, err := own.Snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	h.local, h.cursors = local, cursors
+	h.local, h.cursors = local, make([]cursor, len(own.c.shards))
 	h.bits = filterbits.Of(local)
 	h.hash = strategy.HasherFor(local.Funnel())
 	h.probe = probe.For(local.Strategy() == strategy.Murmur128Mitz32, false)
+	all := make([]int, len(own.c.shards))
+	for i := range all {
+		all[i] = i
+	}
+	if err := h.pullShards(ctx, all, anyNode, 0); err != nil {
+		return nil, err
+	}
 	h.lastSync.Store(started.UnixNano())
 	return h, nil
 }

@@ -83,8 +83,9 @@ type call struct {
 
 // A reply is what a call of a script returned.
 type reply struct {
-	val any // nil for Lua's false
-	err error
+	val     any // nil for Lua's false
+	err     error
+	replica bool // a replica may have answered
 }
 
 // command returns the command that runs s for cl: by its SHA-1, or by its
@@ -141,7 +142,7 @@ func (c *core[T]) runScript(ctx context.Context, s script, rt route, calls []cal
 			replies[i].err = err
 			continue
 		}
-		replies[i] = reply{val: r.res[0], err: r.unconfirmed}
+		replies[i] = reply{val: r.res[0], err: r.unconfirmed, replica: r.replica}
 	}
 	return replies
 }
