@@ -66,7 +66,7 @@ func Open[T any](ctx context.Context, rdb redis.UniversalClient, name string, f 
 	if err := filter.c.open(ctx, s); err != nil {
 		return nil, err
 	}
-	filter.c.lostAdvice = "; the values put are gone: open the filter with WithRecreate to start it again empty, or let a Hybrid's Sync rebuild it; a Filter of a re-created filter must be opened again"
+	filter.c.lostAdvice = "; the values put are gone: open the filter with WithRecreate to create again what was lost, or let a Hybrid's Sync rebuild it; a Filter of a re-created filter must be opened again"
 	return filter, nil
 }
 

@@ -166,9 +166,9 @@ func (c *core[T]) decide(seen []found, legacy found, s settings) (creation, erro
 		}
 		return creation{cfg: cfg, write: w}, nil
 	}
-	advice := "open it with WithRecreate to start it again empty, or rebuild it from a Hybrid's Sync"
+	advice := "open it with WithRecreate to create again, empty, the shards that were lost (the others keep their bits), or rebuild it from a Hybrid's Sync"
 	if c.adoptable(seen) && len(ids) <= 1 {
-		advice = "if the bitmaps are this filter's, open it with WithAdopt to take them back; otherwise open it with WithRecreate to start it again empty"
+		advice = "if the bitmaps are this filter's, open it with WithAdopt to take them back; otherwise open it with WithRecreate to create again, empty, the shards that were lost"
 	}
 	if c.windowed {
 		advice = "if the generations are this filter's, open it with WithAdopt to take them back; otherwise delete the filter's keys"
@@ -254,9 +254,16 @@ func (c *core[T]) create(ctx context.Context, seen []found, cr creation) (err er
 		if i == 0 {
 			was.cfg = claim
 		}
+		// A bitmap of the shard's length keeps its bits, whatever is
+		// created: a shard that survived a loss, or one WithAdopt takes
+		// back. Its log goes on if the shard had a config, so that the
+		// Hybrids that read it need not read it whole.
 		what := mode
-		if !c.windowed && was.cfg == "" && was.n == s.nbytes() && !cr.claim {
+		if !c.windowed && was.n == s.nbytes() {
 			what = "adopt"
+			if seen[i].cfg != "" {
+				what = "keep"
+			}
 		}
 		keys := []string{s.cfgKey, s.dataKey(c.windowed), s.holdKey, s.logKey, s.logState}
 		rep := c.runScript(ctx, createScript, write, []call{{s, keys, []any{was.cfg, cr.cfg, s.nbytes(), was.n, what}}})[0]

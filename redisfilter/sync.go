@@ -23,8 +23,9 @@ const logReadBytes = 1 << 20
 //
 // If Redis has lost the filter ([ErrLost]: a restart without persistence, a
 // flush, an eviction, or another process re-created it), Sync rebuilds it
-// from the local copy: it takes the filter as it is now, re-creating a
-// missing bitmap or config key, and pushes the whole local filter. Another
+// from the local copy: it takes the filter as it is now, re-creating the
+// shards whose bitmap is missing and no other (a shard that survived keeps
+// its bits and its change log), and pushes the whole local filter. Another
 // replica finds the filter re-created at its next Sync and pushes its whole
 // local filter too, so the fleet rebuilds the shared filter from its
 // replicas' copies within one interval, and no replica's local filter loses
