@@ -61,6 +61,12 @@ func paramsOf(cfg string) string {
 	return cfg
 }
 
+// isConfig reports whether v, the value of a config key, is one that
+// redisfilter writes: a config, of any version, or a claim.
+func isConfig(v string) bool {
+	return strings.HasPrefix(v, "mitzbloom/redisfilter ") || strings.HasPrefix(v, claimPrefix)
+}
+
 // claimPrefix starts the first shard's config key while a filter of
 // several shards is being created: "creating <deadline> <config>", where the
 // deadline is the server's time in Unix milliseconds until which the claim

@@ -88,7 +88,11 @@
 // so a filter re-created with other parameters gives an error wrapping
 // [ErrMismatch], and one re-created with the same parameters (a new id) or
 // whose keys are gone an error wrapping [ErrLost], never wrong answers or
-// corrupted bits. A key of the wrong type or length gives [ErrNotFilter]. A
+// corrupted bits. A key of the wrong type or length gives [ErrNotFilter];
+// so does, at Open, before it writes anything, any key that Open would
+// write (the config, bitmap, hold, change log and log state keys of each
+// shard) holding what redisfilter did not write there: Open never
+// overwrites it. A
 // windowed filter ([OpenWindowed]) keeps one bitmap per generation,
 // {name}:<generation>, beside the same config key, and records the
 // generations it created in the sorted set {name}:generations.

@@ -104,6 +104,7 @@ const (
 	noGeneration                  // a window generation is missing before its expiry
 	wrongLength                   // a bitmap of another length
 	wrongType                     // a key of another type
+	foreign                       // a key holds a string that redisfilter did not write
 	noShard                       // Open: a shard's bitmap and config key are both missing
 	orphanBitmap                  // Open: a bitmap of the filter's length whose config key is missing
 	orphanGenerations             // Open: a record of generations whose config key is missing
@@ -138,6 +139,7 @@ var codes = [...]struct {
 	noGeneration:      {"MITZBLOOM_NOGENERATION", ErrLost},
 	wrongLength:       {"MITZBLOOM_LENGTH", ErrNotFilter},
 	wrongType:         {"MITZBLOOM_WRONGTYPE", ErrNotFilter},
+	foreign:           {"MITZBLOOM_FOREIGN", ErrNotFilter},
 	noShard:           {"", ErrLost},
 	orphanBitmap:      {"", ErrLost},
 	orphanGenerations: {"", ErrLost},
@@ -196,7 +198,9 @@ func (p problem) explain() string {
 		have, want, _ := strings.Cut(p.detail, " ")
 		return fmt.Sprintf("%s holds %s bytes, want %s", p.key, have, want)
 	case wrongType:
-		return p.key + ": " + p.detail
+		return p.key + ": " + p.detail + ", which redisfilter did not write: delete it, or use another name"
+	case foreign:
+		return p.key + " " + p.detail + ", which redisfilter did not write: delete it, or use another name"
 	case noShard:
 		return "bitmap " + p.key + " and its config key are missing"
 	case orphanBitmap:
@@ -211,6 +215,9 @@ func (p problem) explain() string {
 
 // problemError returns the error of p found by the call op.
 func (c *core[T]) problemError(op string, p problem) error {
+	if p.kind == otherConfig && !isConfig(p.detail) {
+		p = problem{kind: foreign, key: p.key, detail: fmt.Sprintf("holds %q, not a config of redisfilter", p.detail)}
+	}
 	sentinel := codes[p.kind].sentinel
 	detail := p.explain()
 	if p.kind == otherConfig {

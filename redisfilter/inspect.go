@@ -53,13 +53,13 @@ func (c *core[T]) inspectSettled(ctx context.Context) (seen []found, legacy foun
 	return seen, legacy, before[0].cfg == after[0].cfg, nil
 }
 
-// inspectCall returns the call of inspect.lua that reads shard s.
+// inspectCall returns the call of inspect.lua that reads shard s, and
+// checks the keys Open would write.
 func (c *core[T]) inspectCall(s *shard) call {
-	data := "bitmap"
 	if c.windowed {
-		data = "generations"
+		return call{s, []string{s.cfgKey, s.gensKey, s.holdKey}, []any{"generations"}}
 	}
-	return call{s, []string{s.cfgKey, s.dataKey(c.windowed)}, []any{data}}
+	return call{s, []string{s.cfgKey, s.key, s.holdKey, s.logKey, s.logState}, []any{"bitmap"}}
 }
 
 // inspectCalls runs calls of inspect.lua on the shards' masters.

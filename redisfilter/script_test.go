@@ -453,7 +453,7 @@ func TestScriptLog(t *testing.T) {
 	assert.Equal(t, offsets(6, 7, 8, 9), changes(epoch, 20, 1000)[4])
 	assert.Equal(t, offsets(8, 9), changes(epoch, 28, 1000)[4])
 
-	require.NoError(t, rdb.Set(ctx, k.cfg, "other", 0).Err())
+	require.NoError(t, rdb.Set(ctx, k.cfg, strings.Replace(scriptConfig, "bits=64", "bits=128", 1), 0).Err())
 	_, err := eval(t, rdb, "changes", []string{k.cfg, k.bitmap, k.log, k.state}, scriptConfig, 8, epoch, 20, 1000)
 	assertFails(t, err, redisfilter.ErrMismatch, "changes of another filter")
 }

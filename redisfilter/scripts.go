@@ -29,7 +29,7 @@ var (
 	mergeScript   = loadScript("merge", "lib", "log")
 	inspectScript = loadScript("inspect", "lib")
 	claimScript   = loadScript("claim", "lib")
-	createScript  = loadScript("create", "log")
+	createScript  = loadScript("create", "lib", "log")
 	changesScript = loadScript("changes", "lib")
 	pushScript    = loadScript("push", "lib", "log")
 	masterScript  = loadScript("master")

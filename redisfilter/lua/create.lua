@@ -3,8 +3,10 @@
 -- moves a bitmap to, and for a plain filter creates the shard's bitmap at
 -- its full size if it is missing, if the shard is still as Open found it
 -- with inspect.lua: if not, another process changed it meanwhile, and it
--- returns {0, the config now} for Open to look again. It never deletes or
--- shortens a bitmap: one there keeps its bits. For a plain filter it starts
+-- returns {0, the config now} for Open to look again. If a key it would
+-- write holds what redisfilter did not write, it writes nothing and returns
+-- the error of check_owned (see lib.lua). It never deletes or shortens a
+-- bitmap: one there keeps its bits. For a plain filter it starts
 -- the shard's change log again (see log.lua), unless the shard had a config
 -- and keeps its bitmap, whose log goes on.
 --
@@ -27,6 +29,9 @@ local found, config, nbytes, found_len, bitmap = ARGV[1], ARGV[2], tonumber(ARGV
 
 local cfg = redis.call('GET', config_key) or ''
 if cfg ~= found then return {0, cfg} end
+local err
+if bitmap == 'generations' then err = check_owned(hold_key) else err = check_owned(hold_key, log_key, state_key) end
+if err then return err end
 if bitmap ~= 'generations' then
   if redis.call('STRLEN', data_key) ~= found_len then return {0, cfg} end
   if bitmap == 'create' then

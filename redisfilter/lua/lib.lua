@@ -42,3 +42,29 @@ local function check_bitmap(key, nbytes, gens_key)
   if expires and now_ms() < tonumber(expires) then return problem('NOGENERATION', key), 0 end
   return nil, 0
 end
+
+-- check_owned returns the error reply for the first of a shard's keys that
+-- Open writes beside its config and bitmap, if it holds something that
+-- redisfilter did not write there, or nil: the hold key holds
+-- 'mitzbloom', the change log 4-byte records, and its state
+-- "<epoch> <position>". log_key and state_key are nil for a window, which
+-- has no log.
+local function check_owned(hold_key, log_key, state_key)
+  local keys = {hold_key, log_key, state_key}
+  for i = 1, 3 do
+    local key = keys[i]
+    if key then
+      -- The log may be long: its length, not its value, is read.
+      local cmd = 'GET'
+      if i == 2 then cmd = 'STRLEN' end
+      local v = redis.pcall(cmd, key)
+      if type(v) == 'table' then return problem('WRONGTYPE', key, v.err) end
+      local n, ours = v, true
+      if i == 1 and v then n, ours = #v, v == 'mitzbloom' end
+      if i == 2 then ours = v % 4 == 0 end
+      if i == 3 and v then n, ours = #v, string.match(v, '^%d* %d+$') ~= nil end
+      if not ours then return problem('FOREIGN', key, 'holds a string of ' .. n .. ' bytes') end
+    end
+  end
+  return nil
+end
