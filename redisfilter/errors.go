@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -59,8 +60,11 @@ var (
 	ErrOutOfMemory = errors.New("redisfilter: Redis is out of memory")
 
 	// ErrNoPermission wraps Redis's NOPERM error, returned when the ACL
-	// user lacks a command or key pattern the call needs. Grant what the
-	// README's section on permissions lists.
+	// user lacks a command or key pattern the call needs: grant what the
+	// README's section on permissions lists. It also wraps a failed
+	// authentication, WRONGPASS (the client's Username or Password is
+	// wrong, or the user is disabled) or NOAUTH (the server wants a
+	// password the client did not give).
 	ErrNoPermission = errors.New("redisfilter: no permission")
 
 	// ErrTryAgain is returned when Redis Cluster could not serve the call
@@ -119,6 +123,8 @@ const (
 	readOnly
 	loading
 	notFilter
+	wrongPass
+	noAuth
 )
 
 // codes is the one table from the code that starts a Redis error reply (of
@@ -154,6 +160,8 @@ var codes = [...]struct {
 	readOnly:          {"READONLY", ErrTryAgain},
 	loading:           {"LOADING", ErrTryAgain},
 	notFilter:         {"WRONGTYPE", ErrNotFilter},
+	wrongPass:         {"WRONGPASS", ErrNoPermission},
+	noAuth:            {"NOAUTH", ErrNoPermission},
 }
 
 // abortPrefix starts the error of an EXEC that Redis refused because of an
@@ -264,12 +272,20 @@ func (c *core[T]) wrap(ctx context.Context, op string, err error) error {
 		switch {
 		case p.kind != none:
 			return c.problemError(op, p)
+		case kind == wrongPass || kind == noAuth:
+			return fmt.Errorf("%w: %s %q: Redis refused the client's credentials; check its Username and Password: %w", codes[kind].sentinel, op, c.name, err)
 		case kind != none:
 			return fmt.Errorf("%w: %s %q: %w", codes[kind].sentinel, op, c.name, err)
 		}
 	}
 	if cerr := contextCause(ctx, err); cerr != nil {
 		err = fmt.Errorf("%w: %w", cerr, err)
+	}
+	var derr dialError
+	if errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &derr) {
+		if derr := dialCause(c.rdb); derr != nil {
+			err = fmt.Errorf("%w; %w", err, derr)
+		}
 	}
 	c.reloadSlots(err)
 	return fmt.Errorf("redisfilter: %s %q: %w", op, c.name, err)
@@ -288,6 +304,71 @@ func contextCause(ctx context.Context, err error) error {
 		return nil
 	}
 	return cerr
+}
+
+// A dialError says why a client cannot connect.
+type dialError struct{ err error }
+
+func (e dialError) Error() string { return "the client cannot connect: " + e.err.Error() }
+func (e dialError) Unwrap() error { return e.err }
+
+// dialTimeout bounds the dial of dialCause.
+const dialTimeout = 250 * time.Millisecond
+
+// dialCause returns why rdb cannot connect, if it has no connection open
+// and a dial of its address (of every seed address, for a cluster) fails
+// within dialTimeout; nil otherwise. go-redis retries a dial that fails
+// until the call's deadline, and the call then fails with
+// context.DeadlineExceeded alone: this says why.
+func dialCause(rdb redis.UniversalClient) error {
+	var (
+		addrs   []string
+		network = "tcp"
+		dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	)
+	switch cl := rdb.(type) {
+	case *redis.Client:
+		if cl.PoolStats().TotalConns > 0 {
+			return nil
+		}
+		o := cl.Options()
+		addrs, network, dial = []string{o.Addr}, o.Network, o.Dialer
+	case *redis.ClusterClient:
+		if cl.PoolStats().TotalConns > 0 {
+			return nil
+		}
+		o := cl.Options()
+		addrs, dial = o.Addrs, o.Dialer
+	default:
+		return nil
+	}
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	defer cancel()
+	errs := make([]error, len(addrs))
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
+		wg.Go(func() {
+			conn, err := dial(ctx, network, addr)
+			if err == nil {
+				conn.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err == nil {
+			return nil
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return dialError{errs[0]}
 }
 
 // reloadSlots makes a cluster client reload its map of slots to nodes after

@@ -94,10 +94,15 @@ func (c *core[T]) send(ctx context.Context, reqs []*request, rt route) {
 			}
 			return nil
 		}
+		var err error
 		if r.tx {
-			_, _ = cl.TxPipelined(ctx, add)
+			_, err = cl.TxPipelined(ctx, add)
 		} else {
-			_, _ = cl.Pipelined(ctx, add)
+			_, err = cl.Pipelined(ctx, add)
+		}
+		if err != nil && !anyErr([][]*redis.Cmd{cmds}, nil) {
+			r.err = err
+			continue
 		}
 		for i, cmd := range cmds {
 			c.meter.send(r.cmds[i])
@@ -166,8 +171,15 @@ func (c *core[T]) sendTo(ctx context.Context, node redis.Cmdable, reqs []*reques
 			execs[i] = pipe.Do(ctx, "EXEC")
 		}
 	}
-	// Each command carries its own error.
-	_, _ = pipe.Exec(ctx)
+	// Each command carries its own error, but for an error of the
+	// connection that no command got to carry: a failed AUTH (WRONGPASS)
+	// is returned by Exec alone.
+	if _, err := pipe.Exec(ctx); err != nil && !anyErr(cmds, execs) {
+		for _, r := range reqs {
+			r.err = err
+		}
+		return
+	}
 	for i, r := range reqs {
 		for j, cmd := range cmds[i] {
 			c.meter.send(r.cmds[j])
@@ -208,6 +220,23 @@ func (c *core[T]) sendTo(ctx context.Context, node redis.Cmdable, reqs []*reques
 			r.unconfirmed = unconfirmed
 		}
 	}
+}
+
+// anyErr reports whether a command of cmds or execs has an error.
+func anyErr(cmds [][]*redis.Cmd, execs []*redis.Cmd) bool {
+	for _, cs := range cmds {
+		for _, cmd := range cs {
+			if cmd != nil && cmd.Err() != nil {
+				return true
+			}
+		}
+	}
+	for _, cmd := range execs {
+		if cmd != nil && cmd.Err() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // record appends cmd's reply to r's, or sets r's error if cmd got no reply.
