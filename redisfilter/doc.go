@@ -32,7 +32,7 @@
 //
 //	{name}                 the bit array, a string of exactly BitSize/8 bytes
 //	{name}:config          its parameters and identity, as in
-//	                       mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=5f0c2a9e81d4b7c3
+//	                       mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=5f0c2a9e81d4b7c3 n=1000 p=0.01
 //	{name}:hold            where a Put that finds the filter changed moves the bitmap for an instant
 //	{name}:changes         the change log: the offsets of the bits set lately, 4 bytes each (see [WithChangeLog])
 //	{name}:changes-state   the log's epoch and the position of its first record

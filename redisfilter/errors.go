@@ -24,8 +24,11 @@ var (
 	// config key holds other parameters (bit size, number of hash
 	// functions, strategy, funnel name, shard size, window) than those it
 	// was opened with: another process created the filter, or created it
-	// again, with other ones. The message shows both. Open the filter with
-	// its parameters, or use another name.
+	// again, with other ones. The message shows both, with the expected
+	// insertions n and false-positive probability p that each side was
+	// created for (for a filter created by a release that did not record
+	// them, the range of n and p its size gives). Open the filter with its
+	// parameters, or use another name.
 	ErrMismatch = errors.New("redisfilter: parameters do not match")
 
 	// ErrLost is returned when a filter that existed lost its bits: its
@@ -233,7 +236,8 @@ func (c *core[T]) problemError(op string, p problem) error {
 			return fmt.Errorf("%w: %s %q: re-created since this Filter opened it (config now %q, was %q): the values put before may be gone; open it again to use it",
 				ErrLost, op, c.name, p.detail, c.cfg)
 		}
-		detail = fmt.Sprintf("stored %q, want %q", paramsOf(p.detail), c.params)
+		detail = fmt.Sprintf("%s holds a filter created for %s (%s), and this one is for n = %d at p = %g (%s): open it with the parameters it was created with (its n and p, and the strategy, funnel, shard size and window shown), or use another name",
+			p.key, sizedFor(p.detail), paramsOf(p.detail), c.expected, c.fpp, c.params)
 	}
 	if sentinel == ErrLost {
 		detail += c.lostAdvice

@@ -116,7 +116,7 @@ func (c *core[T]) decide(seen []found, legacy found, s settings) (creation, erro
 		case live:
 			return creation{}, errWait
 		case paramsOf(claimed) != c.params:
-			return all(newConfig(c.params))
+			return all(newConfig(c.params, c.expected, c.fpp))
 		}
 		// Finish the abandoned creation: its complete shards stay.
 		w := make([]bool, len(seen))
@@ -150,13 +150,13 @@ func (c *core[T]) decide(seen []found, legacy found, s settings) (creation, erro
 	}
 	switch {
 	case fresh:
-		return all(newConfig(c.params))
+		return all(newConfig(c.params, c.expected, c.fpp))
 	case problems == nil:
 		return creation{cfg: first.cfg}, nil
 	case s.recreate:
-		return all(newConfig(c.params))
+		return all(newConfig(c.params, c.expected, c.fpp))
 	case s.adopt && len(ids) <= 1 && c.adoptable(seen):
-		cfg := newConfig(c.params)
+		cfg := newConfig(c.params, c.expected, c.fpp)
 		for id := range ids {
 			cfg = id
 		}
