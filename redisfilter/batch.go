@@ -45,7 +45,7 @@ type batch struct {
 	windowed bool
 	gens     []int64 // the generation put into (one), or those read
 	expireAt string  // when the generation put into expires, Unix ms
-	now      int64   // Unix ms: a generation recorded to expire later is lost, not expired
+	now      int64   // the client's time, Unix ms: a generation recorded to expire later is lost, not expired
 }
 
 // A bit is one of the k bits of one value of a batch.

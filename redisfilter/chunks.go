@@ -47,17 +47,19 @@ func (c *core[T]) chunks() []chunk {
 }
 
 // readTrip runs read.lua on chunks chs of the filter's bitmaps, or of
-// generation gen's for a window, in one round trip, what being "range" or
-// "count", and returns their replies: strings for "range", int64s for
-// "count".
-func (c *core[T]) readTrip(ctx context.Context, op, what string, gen int64, chs []chunk) ([]any, error) {
+// generation gen's for a window at the time now (Unix ms), in one round
+// trip, what being "range" or "count", and returns their replies: strings
+// for "range", int64s for "count".
+func (c *core[T]) readTrip(ctx context.Context, op, what string, gen, now int64, chs []chunk) ([]any, error) {
 	calls := make([]call, len(chs))
 	for i, ch := range chs {
 		keys := []string{ch.shard.cfgKey, ch.shard.key}
+		args := []any{c.cfg, ch.shard.nbytes(), what, ch.from, ch.to - 1}
 		if c.windowed {
 			keys = []string{ch.shard.cfgKey, ch.shard.genKey(gen), ch.shard.gensKey}
+			args = append(args, now)
 		}
-		calls[i] = call{ch.shard, keys, []any{c.cfg, ch.shard.nbytes(), what, ch.from, ch.to - 1}}
+		calls[i] = call{ch.shard, keys, args}
 	}
 	replies := make([]any, len(chs))
 	for i, rep := range c.runScript(ctx, readScript, anyNode, calls) {
@@ -69,12 +71,13 @@ func (c *core[T]) readTrip(ctx context.Context, op, what string, gen int64, chs 
 	return replies, nil
 }
 
-// snapshot reads the filter's bitmaps, or generation gen's for a window,
+// snapshot reads the filter's bitmaps, or generation gen's for a window at
+// the time now (Unix ms),
 // into a new local filter of the same parameters, chunk by chunk, so that
 // it holds the filter once and a round trip's chunks beside it. Bits are
 // only ever set, and a filter re-created meanwhile fails the check, so the
 // copy holds every value put before it started.
-func (c *core[T]) snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], error) {
+func (c *core[T]) snapshot(ctx context.Context, gen, now int64) (*bloom.Filter[T], error) {
 	f, err := c.newLocal()
 	if err != nil {
 		return nil, c.wrap(ctx, "snapshot", err)
@@ -82,7 +85,7 @@ func (c *core[T]) snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], er
 	bits := filterbits.Of(f) // no other goroutine has f yet
 	for all := c.chunks(); len(all) > 0; all = all[min(len(all), chunksPerTrip):] {
 		trip := all[:min(len(all), chunksPerTrip)]
-		replies, err := c.readTrip(ctx, "snapshot", "range", gen, trip)
+		replies, err := c.readTrip(ctx, "snapshot", "range", gen, now, trip)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +112,7 @@ func (c *core[T]) newLocal() (*bloom.Filter[T], error) {
 func (c *core[T]) bitCount(ctx context.Context) (int64, error) {
 	var total int64
 	for all := c.chunks(); len(all) > 0; all = all[min(len(all), chunksPerTrip):] {
-		replies, err := c.readTrip(ctx, "bitCount", "count", 0, all[:min(len(all), chunksPerTrip)])
+		replies, err := c.readTrip(ctx, "bitCount", "count", 0, 0, all[:min(len(all), chunksPerTrip)])
 		if err != nil {
 			return 0, err
 		}
@@ -165,7 +168,7 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
 		}
 		s := ch.shard
 		keys := []string{s.cfgKey, s.key, s.key + tmp + ":a", s.key + tmp + ":b", s.logKey, s.logState}
-		calls = append(calls, call{s, keys, []any{c.cfg, s.nbytes(), ch.from, bits, c.logBytes, c.logBytes / 4 / 4}})
+		calls = append(calls, call{s, keys, []any{c.cfg, s.nbytes(), ch.from, bits, c.logBytes, c.logBytes / 4 / 4, newEpoch()}})
 		if len(calls) == chunksPerTrip {
 			if err := flush(); err != nil {
 				return err

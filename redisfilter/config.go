@@ -104,22 +104,21 @@ func isConfig(v string) bool {
 }
 
 // claimPrefix starts the first shard's config key while a filter of
-// several shards is being created: "creating <deadline> <config>", where the
-// deadline is the server's time in Unix milliseconds until which the claim
-// holds (see lua/claim.lua).
+// several shards is being created: "creating <token> <config>", where the
+// token, digits, changes at every renewal, and is 0 for a claim given up
+// (see lua/claim.lua); the releases before wrote a deadline there.
 const claimPrefix = "creating "
 
-// parseClaim returns the config and the deadline of a claim, and whether v
+// parseClaim returns the config and the token of a claim, and whether v
 // is one.
-func parseClaim(v string) (cfg string, deadline int64, ok bool) {
+func parseClaim(v string) (cfg, token string, ok bool) {
 	rest, ok := strings.CutPrefix(v, claimPrefix)
 	if !ok {
-		return "", 0, false
+		return "", "", false
 	}
-	ms, cfg, ok := strings.Cut(rest, " ")
-	deadline, err := strconv.ParseInt(ms, 10, 64)
-	if !ok || err != nil {
-		return "", 0, false
+	token, cfg, ok = strings.Cut(rest, " ")
+	if _, err := strconv.ParseUint(token, 10, 64); !ok || err != nil {
+		return "", "", false
 	}
-	return cfg, deadline, true
+	return cfg, token, true
 }

@@ -82,7 +82,9 @@
 // shards without a config in the first tells a filter that lost its first
 // shard ([ErrLost]) from one being created, which it waits for; and it
 // finishes a creation that another process abandoned (it crashed, or its
-// context was cancelled) once the claim lapses, 5 s after its last step.
+// context was cancelled) once it has seen the claim unchanged for 5 s, by
+// its own clock (the creation renews it before each shard), or at once if
+// the creation gave it up.
 // Every call checks the config
 // again on the server, in the same atomic step that reads or sets the bits,
 // so a filter re-created with other parameters gives an error wrapping

@@ -171,11 +171,18 @@ var codes = [...]struct {
 // error in the transaction, which follows.
 const abortPrefix = "EXECABORT Transaction discarded because of: "
 
+// scriptDenied is in the error of a script that ran a command its ACL user
+// may not run, whatever the code before it (ERR in Redis 7.0).
+const scriptDenied = "can't run this command or subcommand"
+
 // codeOf returns the kind of an error reply msg and, for a script's
 // problem, the problem. An EXECABORT has the kind of the error it names.
 func codeOf(msg string) (problemKind, problem) {
 	if cause, ok := strings.CutPrefix(msg, abortPrefix); ok {
 		msg = strings.TrimPrefix(cause, "-")
+	}
+	if strings.Contains(msg, scriptDenied) {
+		return noPermission, problem{}
 	}
 	code, rest, _ := strings.Cut(msg, " ")
 	for kind, c := range codes {
@@ -276,6 +283,8 @@ func (c *core[T]) wrap(ctx context.Context, op string, err error) error {
 		switch {
 		case p.kind != none:
 			return c.problemError(op, p)
+		case kind == noPermission:
+			return fmt.Errorf("%w: %s %q: the ACL user may not run %s; grant what the README's section Permissions lists: %w", ErrNoPermission, op, c.name, deniedCommand(rerr.Error()), err)
 		case kind == wrongPass || kind == noAuth:
 			return fmt.Errorf("%w: %s %q: Redis refused the client's credentials; check its Username and Password: %w", codes[kind].sentinel, op, c.name, err)
 		case kind != none:
@@ -308,6 +317,23 @@ func contextCause(ctx context.Context, err error) error {
 		return nil
 	}
 	return cerr
+}
+
+// deniedCommand returns what an error of an ACL refusal, msg, says was
+// refused: "the command X", or keys, or a command of a script.
+func deniedCommand(msg string) string {
+	if _, rest, ok := strings.Cut(msg, "permissions to run the '"); ok {
+		if name, _, ok := strings.Cut(rest, "'"); ok {
+			return "the command " + strings.ToUpper(name)
+		}
+	}
+	if strings.Contains(msg, "access one of the keys") {
+		return "commands on the filter's keys (grant its key pattern)"
+	}
+	if strings.Contains(msg, scriptDenied) {
+		return "a command that a script of redisfilter runs"
+	}
+	return "a command that the call needs"
 }
 
 // A dialError says why a client cannot connect.

@@ -50,7 +50,7 @@ func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
 		if b.windowed {
 			key = s.genKey(b.gens[0])
 			keys = []any{4, s.cfgKey, key, s.holdKey, s.gensKey}
-			args = append(args, b.expireAt)
+			args = append(args, b.expireAt, b.now)
 		}
 		guard := append(append([]any{"EVAL", guardScript.text}, keys...), args...)
 		unguard := []any{"EVAL", unguardScript.text, 3, s.cfgKey, key, s.holdKey}

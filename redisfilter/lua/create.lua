@@ -23,6 +23,7 @@
 -- ARGV[5]  'create' to create the bitmap, 'adopt' to keep the one there
 --          and start its log again, 'keep' to keep it and its log,
 --          'generations' for a window, whose Puts create its bitmaps
+-- ARGV[6]  the epoch of the log it starts (see log.lua)
 -- Returns  {1, the config written}, or {0, the config now}
 local config_key, data_key, hold_key, log_key, state_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local found, config, nbytes, found_len, bitmap = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
@@ -38,7 +39,7 @@ if bitmap ~= 'generations' then
     if found_len ~= 0 then return redis.error_reply('ERR create.lua: ' .. data_key .. ' exists') end
     redis.call('SETRANGE', data_key, nbytes - 1, '\0')
   end
-  if bitmap ~= 'keep' then reset_log(log_key, state_key) end
+  if bitmap ~= 'keep' then reset_log(log_key, state_key, ARGV[6]) end
 end
 redis.call('SET', config_key, config)
 redis.call('SET', hold_key, 'mitzbloom')
