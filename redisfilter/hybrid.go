@@ -55,7 +55,7 @@ type Hybrid[T any] struct {
 	mu       sync.Mutex // serializes Syncs, and guards what follows
 	pending  [][2]uint64
 	cursors  []cursor
-	pushAll  bool // the next Sync pushes the whole local filter
+	pushAll  string // why the next Sync pushes the whole local filter, "" if it does not
 	stats    HybridStats
 	lastSync atomic.Int64 // Unix nanoseconds
 }

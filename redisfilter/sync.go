@@ -72,10 +72,9 @@ func (h *Hybrid[T]) sync(ctx context.Context, st *SyncStats) error {
 			err = h.pull(ctx, st)
 		}
 	}
-	if err == nil && h.pushAll {
+	if err == nil && h.pushAll != "" {
 		// The pull found a server that may have lost bits: put back
 		// what this replica has.
-		st.FullPushReason = "history"
 		err = h.push(ctx, st)
 	}
 	if err != nil {
@@ -86,18 +85,19 @@ func (h *Hybrid[T]) sync(ctx context.Context, st *SyncStats) error {
 }
 
 // push pushes the values put locally since the last push, or the whole
-// local filter if the ring of their hashes overflowed or pushAll is set.
+// local filter if the ring of their hashes overflowed or pushAll is set,
+// by this Sync or by one before that failed to push it.
 func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 	var overflowed bool
 	h.pending, overflowed = h.changes.drain(h.pending)
-	if overflowed && !h.pushAll {
-		h.pushAll, st.FullPushReason = true, "overflow"
+	if overflowed && h.pushAll == "" {
+		h.pushAll = "overflow"
 	}
-	if h.pushAll {
-		st.FullPush = true
+	if h.pushAll != "" {
+		st.FullPush, st.FullPushReason = true, h.pushAll
 		err := h.remote.Merge(ctx, h.local)
 		if err == nil || errors.Is(err, ErrNotReplicated) {
-			h.pushAll, h.pending = false, h.pending[:0]
+			h.pushAll, h.pending = "", h.pending[:0]
 		}
 		return err
 	}
@@ -163,8 +163,7 @@ func (h *Hybrid[T]) rebuild(ctx context.Context, st *SyncStats) error {
 	if err := h.remote.c.open(ctx, settings{recreate: true, adopt: true, allowEviction: true}); err != nil {
 		return err
 	}
-	h.pushAll = true
-	st.FullPushReason = "rebuild"
+	h.pushAll = "rebuild"
 	return h.push(ctx, st)
 }
 
@@ -215,7 +214,7 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 			}
 			cur := &h.cursors[s]
 			if cur.replid != "" && log.replid != cur.replid {
-				h.pushAll = true
+				h.pushAll = "history"
 			}
 			if log.records == nil || cur.replid != "" && log.replid != cur.replid {
 				whole = append(whole, s)
