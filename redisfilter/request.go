@@ -24,25 +24,30 @@ type request struct {
 	unconfirmed error
 }
 
+// The words of a BITFIELD, boxed once: a string put in an interface
+// allocates, but for a constant.
+var bitfieldGet, bitfieldSet, bitfieldU1, bitfieldOne any = "GET", "SET", "u1", "1"
+
 // newRequest returns the request that puts or tests bits, of shard s.
 func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
 	r := &request{shard: s, bits: bits}
 	bitfield := func(cmd, key string, set bool) []any {
-		per, op := 3, "GET"
+		op := bitfieldGet
 		if set {
-			per, op = 4, "SET"
+			op = bitfieldSet
 		}
-		args := make([]any, 0, 2+per*len(bits))
-		args = append(args, cmd, key)
+		// In the batch's arena, which every step of the call reuses.
+		start := len(b.arena)
+		b.arena = append(b.arena, cmd, key)
 		for i := range bits {
 			// A pointer boxes without allocating, and go-redis sends
 			// it in decimal.
-			args = append(args, op, "u1", &bits[i].off)
+			b.arena = append(b.arena, op, bitfieldU1, &bits[i].off)
 			if set {
-				args = append(args, "1")
+				b.arena = append(b.arena, bitfieldOne)
 			}
 		}
-		return args
+		return b.arena[start:len(b.arena):len(b.arena)]
 	}
 	if b.put {
 		// EVAL's number of keys, then the keys, as guard.lua names them.
