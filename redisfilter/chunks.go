@@ -128,9 +128,10 @@ func (c *core[T]) bitCount(ctx context.Context) (int64, error) {
 }
 
 // merge ORs local's bits into the filter's bitmaps with merge.lua, chunk by
-// chunk; chunks of local without a bit set are not sent, but for the first
-// of each shard, which checks that the shard is there.
-func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
+// chunk, into the shards that only says, or all if only is nil; chunks of
+// local without a bit set are not sent, but for the first of each shard,
+// which checks that the shard is there.
+func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T], only []bool) error {
 	if err := c.checkLocal(local); err != nil {
 		return err
 	}
@@ -161,6 +162,9 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
 		return nil
 	}
 	for _, ch := range c.chunks() {
+		if only != nil && !only[ch.shard.first/c.shardBits] {
+			continue
+		}
 		start := ch.shard.first / 8
 		bits := words[start+ch.from : start+ch.to]
 		if ch.from > 0 && allZero(bits) {

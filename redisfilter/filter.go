@@ -127,7 +127,7 @@ func (f *Filter[T]) Snapshot(ctx context.Context) (*bloom.Filter[T], error) {
 // while Merge runs may or may not be merged; on error, some chunks may have
 // been merged.
 func (f *Filter[T]) Merge(ctx context.Context, local *bloom.Filter[T]) error {
-	return f.c.merge(ctx, local)
+	return f.c.merge(ctx, local, nil)
 }
 
 // BitCount returns the number of bits set in f, counted by Redis's

@@ -52,12 +52,15 @@ type Hybrid[T any] struct {
 	probe   probe.Prober
 	changes *changeRings
 
-	mu       sync.Mutex // serializes Syncs, and guards what follows
-	pending  [][2]uint64
-	cursors  []cursor
-	pushAll  string // why the next Sync pushes the whole local filter, "" if it does not
-	stats    HybridStats
-	lastSync atomic.Int64 // Unix nanoseconds
+	mu      sync.Mutex // serializes Syncs, and guards what follows
+	pending [][2]uint64
+	cursors []cursor
+	pushAll string // why the next Sync pushes the whole local filter, "" if it does not
+	// pushShards, if not nil, are the shards that the push of pushAll
+	// pushes: after a rebuild, those that were created again.
+	pushShards []bool
+	stats      HybridStats
+	lastSync   atomic.Int64 // Unix nanoseconds
 }
 
 // A cursor is where a Hybrid read a shard's change log up to.
@@ -208,8 +211,8 @@ type SyncStats struct {
 	// Sent and Received are the bytes sent to Redis and received from it.
 	Sent, Received int64
 	// Pushed is the number of values pushed as changes; FullPush is set if
-	// the whole local filter was pushed instead, and FullPushReason says
-	// why: "overflow" (more new values than the Hybrid holds between
+	// the whole local filter was pushed instead (after a rebuild, the
+	// shards created again, whole), and FullPushReason says why: "overflow" (more new values than the Hybrid holds between
 	// Syncs), "history" (a server's replication ID changed, a failover or a
 	// restart that may have lost bits), "rebuild" (the filter was lost and
 	// created again).

@@ -30,8 +30,13 @@ func TestPartialLoss(t *testing.T) {
 				f := openSharded(ctx, t, rdb, name, 300_000) // 6 shards
 				h, err := redisfilter.NewHybrid(ctx, f)
 				require.NoError(t, err)
+				other, err := redisfilter.NewHybrid(ctx, f)
+				require.NoError(t, err)
 				values := randomStrings(rand.New(rand.NewPCG(71, 72)), 3000)
 				require.NoError(t, f.PutMany(ctx, values))
+				// A Merge, so that the servers know merge.lua: a script
+				// they do not know is sent twice, by its SHA-1 and again.
+				require.NoError(t, f.Merge(ctx, mustLocal(t, 300_000)))
 				lost := lostShards(ctx, t, rdb, f)
 				var survived []string
 				for _, v := range values {
@@ -50,12 +55,19 @@ func TestPartialLoss(t *testing.T) {
 				}
 
 				if how == "Sync" {
-					require.NoError(t, h.Sync(ctx))
-					st := h.Stats().Last
-					t.Log(st)
-					assert.Equal(t, len(lost), st.FullPulls, "shards read whole: the lost ones only")
-					for i, ok := range h.MightContainMany(nil, survived) {
-						require.True(t, ok, "%q is missing from the Hybrid's copy", survived[i])
+					// The Hybrid that rebuilds the filter, and another that
+					// finds it rebuilt, each push and pull the shards lost,
+					// and no other.
+					for i, h := range []*redisfilter.Hybrid[string]{h, other} {
+						require.NoError(t, h.Sync(ctx))
+						st := h.Stats().Last
+						t.Logf("Hybrid %d: %v", i, st)
+						assert.Equal(t, len(lost), st.FullPulls, "shards read whole: the lost ones only")
+						assert.True(t, st.FullPush, "the shards lost are pushed whole")
+						assert.Less(t, st.Sent, int64(len(lost)+1)*shardBytes, "pushed more than the shards lost")
+						for i, ok := range h.MightContainMany(nil, survived) {
+							require.True(t, ok, "%q is missing from the Hybrid's copy", survived[i])
+						}
 					}
 				} else {
 					_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes), redisfilter.WithRecreate())

@@ -25,11 +25,12 @@ const logReadBytes = 1 << 20
 // flush, an eviction, or another process re-created it), Sync rebuilds it
 // from the local copy: it takes the filter as it is now, re-creating the
 // shards whose bitmap is missing and no other (a shard that survived keeps
-// its bits and its change log), and pushes the whole local filter. Another
-// replica finds the filter re-created at its next Sync and pushes its whole
-// local filter too, so the fleet rebuilds the shared filter from its
-// replicas' copies within one interval, and no replica's local filter loses
-// a value meanwhile. A [Filter] opened before the loss, the one NewHybrid was
+// its bits and its change log), and pushes those shards of the local
+// filter whole. Another replica finds the filter re-created at its next
+// Sync and pushes the same shards of its local filter (those whose log is
+// not the one it read), so the fleet rebuilds the shared filter from its
+// replicas' copies within one interval, and no replica's local filter
+// loses a value meanwhile. A [Filter] opened before the loss, the one NewHybrid was
 // given included, gets errors wrapping ErrLost until it is opened again.
 func (h *Hybrid[T]) Sync(ctx context.Context) error {
 	h.mu.Lock()
@@ -86,23 +87,32 @@ func (h *Hybrid[T]) sync(ctx context.Context, st *SyncStats) error {
 
 // push pushes the values put locally since the last push, or the whole
 // local filter if the ring of their hashes overflowed or pushAll is set,
-// by this Sync or by one before that failed to push it.
+// by this Sync or by one before that failed to push it. After a rebuild,
+// which created again only the shards lost, it pushes those shards whole
+// and the values put since the last push as changes.
 func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 	var overflowed bool
 	h.pending, overflowed = h.changes.drain(h.pending)
-	if overflowed && h.pushAll == "" {
-		h.pushAll = "overflow"
+	if overflowed {
+		h.pushAll, h.pushShards = cmp.Or(h.pushAll, "overflow"), nil
 	}
+	var unconfirmed error
 	if h.pushAll != "" {
 		st.FullPush, st.FullPushReason = true, h.pushAll
-		err := h.remote.Merge(ctx, h.local)
-		if err == nil || errors.Is(err, ErrNotReplicated) {
-			h.pushAll, h.pending = "", h.pending[:0]
+		only := h.pushShards
+		err := h.remote.c.merge(ctx, h.local, only)
+		if err != nil && !errors.Is(err, ErrNotReplicated) {
+			return err
 		}
-		return err
+		h.pushAll, h.pushShards = "", nil
+		if only == nil {
+			h.pending = h.pending[:0]
+			return err
+		}
+		unconfirmed = err
 	}
 	if len(h.pending) == 0 {
-		return nil
+		return unconfirmed
 	}
 	err := h.remote.c.pushHashes(ctx, h.pending)
 	if err == nil || errors.Is(err, ErrNotReplicated) {
@@ -111,7 +121,7 @@ func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 		st.Pushed = len(h.pending)
 		h.pending = h.pending[:0]
 	}
-	return err
+	return cmp.Or(err, unconfirmed)
 }
 
 // pushHashes sets the bits of the values whose hashes are hs, with
@@ -156,14 +166,35 @@ func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64) error {
 	return c.wrap(ctx, "sync", unconfirmed)
 }
 
-// rebuild opens the shared filter again as it is now, re-creating its
-// bitmap or adopting it as needed, and pushes the whole local filter into
-// it.
+// rebuild opens the shared filter again as it is now, re-creating the
+// shards lost, and pushes into it, whole, every shard whose log is not the
+// one this Hybrid read: those created again (by this Hybrid, or by another
+// process before it), and those whose log it never read. A shard that
+// survived keeps its log, which the Hybrid goes on reading, and holds
+// every bit this Hybrid pushed to it.
 func (h *Hybrid[T]) rebuild(ctx context.Context, st *SyncStats) error {
-	if err := h.remote.c.open(ctx, settings{recreate: true, adopt: true, allowEviction: true}); err != nil {
+	c := &h.remote.c
+	if err := c.open(ctx, settings{recreate: true, adopt: true, allowEviction: true}); err != nil {
 		return err
 	}
-	h.pushAll = "rebuild"
+	calls := make([]call, len(c.shards))
+	for i := range c.shards {
+		calls[i] = c.changesCall(&c.shards[i], cursor{}, 0, nil)
+	}
+	only := make([]bool, len(c.shards))
+	for i, rep := range c.runScript(ctx, changesScript, master, calls) {
+		if rep.err != nil {
+			return c.wrap(ctx, "sync", rep.err)
+		}
+		log, err := parseLog(rep.val)
+		if err != nil {
+			return c.wrap(ctx, "sync", err)
+		}
+		only[i] = log.epoch == "" || log.epoch != h.cursors[i].epoch
+	}
+	if h.pushAll == "" {
+		h.pushAll, h.pushShards = "rebuild", only
+	}
 	return h.push(ctx, st)
 }
 
