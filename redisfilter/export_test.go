@@ -13,3 +13,7 @@ func WrapScriptError(err error) error { return testCore().wrap(context.Backgroun
 // RecordedSlots returns testdata/keyslots.txt, for the test that checks it
 // against a server.
 var RecordedSlots = recordedSlots
+
+// ForgetHistory makes h take the server of shard s for one of another
+// replication history at its next Sync, as after a failover.
+func ForgetHistory[T any](h *Hybrid[T], s int) { h.cursors[s].replid = "another" }

@@ -36,9 +36,9 @@ import (
 // must: a shard whose log no longer holds what this Hybrid has not read
 // (the log was trimmed, or started again, or the shard re-created) is
 // pulled whole, and after the server of a shard changed its replication
-// history (a failover, a restart), which may have lost bits, the whole
-// local filter is pushed once, so that the fleet puts back what any
-// replica had. [Hybrid.Stats] tells what each Sync moved.
+// history (a failover, a restart, or the shard's slot moved to another
+// master), which may have lost bits, that shard of the local filter is
+// pushed whole once, so that the fleet puts back what any replica had. [Hybrid.Stats] tells what each Sync moved.
 //
 // A Hybrid is safe for concurrent use by multiple goroutines; Put and
 // MightContain take no lock, and Syncs run one at a time.

@@ -117,3 +117,24 @@ func lostShards(ctx context.Context, t *testing.T, rdb redis.UniversalClient, f 
 	require.NotEmpty(t, lost, "every shard is on the first shard's master")
 	return lost
 }
+
+// TestHybridHistoryOfOneShard makes a Hybrid find the server of one shard
+// of another replication history, as after a failover: its next Sync pushes
+// that shard of its filter whole and reads it whole, and no other.
+func TestHybridHistoryOfOneShard(t *testing.T) {
+	ctx := testContext(t)
+	hs := deltaHybrids(ctx, t, sharedClient(t), 1)
+	h := hs[0]
+	h.PutMany(randomStrings(rand.New(rand.NewPCG(73, 74)), 2000))
+	require.NoError(t, h.Sync(ctx))
+	redisfilter.ForgetHistory(h, 3)
+	require.NoError(t, h.Sync(ctx))
+	st := h.Stats().Last
+	t.Log(st)
+	assert.True(t, st.FullPush)
+	assert.Equal(t, "history", st.FullPushReason)
+	assert.Equal(t, 1, st.FullPulls)
+	// One shard of 64 KiB, sent twice if the server did not know merge.lua
+	// yet, where the filter is of 6.
+	assert.Less(t, st.Sent, int64(3*shardBytes), "pushed more than the shard")
+}

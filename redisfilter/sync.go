@@ -94,7 +94,7 @@ func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 	var overflowed bool
 	h.pending, overflowed = h.changes.drain(h.pending)
 	if overflowed {
-		h.pushAll, h.pushShards = cmp.Or(h.pushAll, "overflow"), nil
+		h.pushWhole("overflow", nil)
 	}
 	var unconfirmed error
 	if h.pushAll != "" {
@@ -192,10 +192,25 @@ func (h *Hybrid[T]) rebuild(ctx context.Context, st *SyncStats) error {
 		}
 		only[i] = log.epoch == "" || log.epoch != h.cursors[i].epoch
 	}
-	if h.pushAll == "" {
-		h.pushAll, h.pushShards = "rebuild", only
-	}
+	h.pushWhole("rebuild", only)
 	return h.push(ctx, st)
+}
+
+// pushWhole makes the next push push whole the shards of the local filter
+// that only says, or all of them if only is nil, besides those that an
+// earlier call asked for, for reason if none did.
+func (h *Hybrid[T]) pushWhole(reason string, only []bool) {
+	switch {
+	case h.pushAll == "":
+		h.pushAll, h.pushShards = reason, only
+	case h.pushShards == nil:
+	case only == nil:
+		h.pushShards = nil
+	default:
+		for i, o := range only {
+			h.pushShards[i] = h.pushShards[i] || o
+		}
+	}
 }
 
 // pull reads every shard's change log from where this Hybrid read it up to,
@@ -245,7 +260,11 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 			}
 			cur := &h.cursors[s]
 			if cur.replid != "" && log.replid != cur.replid {
-				h.pushAll = "history"
+				// The server may have lost bits of this shard, and only
+				// of this one: put back what this replica has of it.
+				only := make([]bool, len(c.shards))
+				only[s] = true
+				h.pushWhole("history", only)
 			}
 			if log.records == nil || cur.replid != "" && log.replid != cur.replid {
 				whole = append(whole, s)
