@@ -32,7 +32,6 @@ var (
 	createScript  = loadScript("create", "lib", "log")
 	changesScript = loadScript("changes", "lib")
 	pushScript    = loadScript("push", "lib", "log")
-	masterScript  = loadScript("master")
 )
 
 // A script is one of lua/, as it is sent to Redis.

@@ -17,7 +17,6 @@ var allScripts = map[string]script{
 	"guard": guardScript, "unguard": unguardScript, "read": readScript,
 	"merge": mergeScript, "inspect": inspectScript, "claim": claimScript,
 	"create": createScript, "changes": changesScript, "push": pushScript,
-	"master": masterScript,
 }
 
 // TestScriptsAll checks that allScripts, which the other tests walk, has

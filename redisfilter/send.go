@@ -77,18 +77,29 @@ func (c *core[T]) send(ctx context.Context, reqs []*request, rt route) {
 		}
 		// go-redis sends a read to a replica if the client was created
 		// with ReadOnly, and picks the node for each command of it on its
-		// own: a read of several commands, whose checks must come from the
-		// node that answers its bits, goes to the masters instead, after
-		// lua/master.lua, which makes go-redis route it so.
-		toMasters := !r.tx && len(r.cmds) > 1 && cl.Options().ReadOnly
-		r.err, r.res, r.replica = nil, nil, rt != write && cl.Options().ReadOnly && !toMasters
+		// own, and again for each command that failed: there a read of
+		// several commands, whose checks must come from the node that
+		// answers its bits, goes to its master as the slot map now has it,
+		// all of it, and if that node too redirects it, fails with
+		// ErrTryAgain. (An EVAL before it, which made go-redis route the
+		// pipeline to the masters, did not hold for the commands go-redis
+		// sent again, which a replica restarted empty answered with zero
+		// bits.) Without ReadOnly, go-redis sends each command to the
+		// master that holds its key, following ASK while a slot migrates:
+		// a key is whole on one node, so each answer is that key's.
+		if !r.tx && len(r.cmds) > 1 && cl.Options().ReadOnly {
+			r.err, r.res, r.replica = nil, nil, false
+			node, err := cl.MasterForKey(ctx, r.shard.key)
+			if err != nil {
+				r.err = err
+				continue
+			}
+			c.sendTo(ctx, node, []*request{r}, rt)
+			continue
+		}
+		r.err, r.res, r.replica = nil, nil, rt != write && cl.Options().ReadOnly
 		cmds := make([]*redis.Cmd, len(r.cmds))
 		add := func(p redis.Pipeliner) error {
-			if toMasters {
-				route := []any{"EVAL", masterScript.text, 1, r.shard.key}
-				c.meter.send(route)
-				p.Do(ctx, route...)
-			}
 			for i, args := range r.cmds {
 				cmds[i] = p.Do(ctx, args...)
 			}
