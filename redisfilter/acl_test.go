@@ -47,7 +47,8 @@ func aclLines(t *testing.T) [][]string {
 // written, on one server and on every node of the cluster, and uses each as
 // its role says: the reader opens an existing filter and a window and makes
 // every read, a NewHybrid and a Sync with nothing to push, and is refused a
-// Put with ErrNoPermission naming the command; the writers, by command and
+// Put (with ErrNoPermission naming the command), a Merge and the creation
+// of a filter; the writers, by command and
 // by category, create filters of one shard and of several, and do
 // everything.
 func TestACLLines(t *testing.T) {
@@ -124,6 +125,9 @@ func TestACLLines(t *testing.T) {
 					require.ErrorIs(t, err, redisfilter.ErrNoPermission)
 					assert.ErrorContains(t, err, "EVAL", "the error names the command refused")
 					assert.ErrorContains(t, err, "Permissions", "and the README's section")
+					assert.ErrorIs(t, f.Merge(ctx, mustLocal(t, 300_000, "new")), redisfilter.ErrNoPermission)
+					_, err = redisfilter.Open(ctx, rdb, filterName(t)+"-missing", funnel.String, 1000, 0.01)
+					assert.ErrorIs(t, err, redisfilter.ErrNoPermission, "creating a filter")
 					return
 				}
 				_, err = f.Put(ctx, who)
