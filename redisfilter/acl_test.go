@@ -39,7 +39,7 @@ func aclLines(t *testing.T) [][]string {
 		}
 	}
 	require.NoError(t, sc.Err())
-	require.Len(t, lines, 3, "the README's ACL lines")
+	require.Len(t, lines, 4, "the README's ACL lines")
 	return lines
 }
 
@@ -111,14 +111,23 @@ func TestACLLines(t *testing.T) {
 				count, err := f.BitCount(ctx)
 				require.NoError(t, err)
 				assert.Equal(t, snap.BitCount(), count)
-				h, err := redisfilter.NewHybrid(ctx, f)
-				require.NoError(t, err)
-				require.NoError(t, h.Sync(ctx), "a Sync with nothing to push")
 				rw, err := redisfilter.OpenWindowed(ctx, rdb, name+"-window", funnel.String, 1000, 0.01, time.Hour, 2)
 				require.NoError(t, err)
 				found, err = rw.MightContainMany(ctx, nil, values)
 				require.NoError(t, err)
 				assert.NotContains(t, found, false)
+				gen, err := rw.Snapshot(ctx, rw.Generation(time.Now()))
+				require.NoError(t, err)
+				assert.True(t, gen.MightContain(values[0]))
+				if strings.Contains(who, "readonly") {
+					// No script: no Hybrid, and no write.
+					_, err = f.Put(ctx, "new")
+					require.ErrorIs(t, err, redisfilter.ErrNoPermission)
+					return
+				}
+				h, err := redisfilter.NewHybrid(ctx, f)
+				require.NoError(t, err)
+				require.NoError(t, h.Sync(ctx), "a Sync with nothing to push")
 
 				if strings.Contains(who, "reader") {
 					_, err = f.Put(ctx, "new")

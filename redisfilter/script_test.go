@@ -165,9 +165,29 @@ func TestScriptRead(t *testing.T) {
 			for _, what := range []string{"range", "count"} {
 				_, err := eval(t, rdb, "read", []string{k.cfg, k.bitmap}, scriptConfig, 8, what, 0, 7)
 				assertFails(t, err, b.sentinel, what)
+				// The same read in plain commands, for a user that may
+				// not run scripts, fails alike.
+				_, err = redisfilter.PlainRead(ctx, rdb, []string{k.cfg, k.bitmap}, scriptConfig, int64(8), what, 0, 7)
+				assert.ErrorIs(t, err, b.sentinel, "plain %s", what)
 			}
 		})
 	}
+	t.Run("plain", func(t *testing.T) {
+		k := shardOf(t, rdb, bits)
+		res, err := redisfilter.PlainRead(ctx, rdb, []string{k.cfg, k.bitmap}, scriptConfig, int64(8), "range", 1, 2)
+		require.NoError(t, err)
+		assert.Equal(t, bits[1:3], res)
+		res, err = redisfilter.PlainRead(ctx, rdb, []string{k.cfg, k.bitmap}, scriptConfig, int64(8), "count", 0, 7)
+		require.NoError(t, err)
+		assert.EqualValues(t, 13, res)
+		keys := []string{k.cfg, k.gen, k.gens}
+		res, err = redisfilter.PlainRead(ctx, rdb, keys, scriptConfig, int64(8), "range", 0, 7, time.Now().UnixMilli())
+		require.NoError(t, err, "a generation never created reads as empty")
+		assert.Equal(t, "", res)
+		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: k.gen}).Err())
+		_, err = redisfilter.PlainRead(ctx, rdb, keys, scriptConfig, int64(8), "range", 0, 7, time.Now().UnixMilli())
+		assert.ErrorIs(t, err, redisfilter.ErrLost, "a generation gone before its expiry")
+	})
 	t.Run("window", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
 		keys := []string{k.cfg, k.gen, k.gens}

@@ -39,6 +39,9 @@ type script struct {
 	text     string
 	sha      string // its SHA-1, in hex, for EVALSHA
 	readOnly bool   // flags=no-writes: sent with EVALSHA_RO and EVAL_RO
+	// plain, if not nil, does what the script does with plain read
+	// commands, for a user that may not run scripts (see plain.go).
+	plain func(call) plainRead
 }
 
 // loadScript returns lua/name.lua, after its first line the functions of
@@ -134,6 +137,9 @@ func (c *core[T]) runScript(ctx context.Context, s script, rt route, calls []cal
 	}
 	if len(again) > 0 {
 		c.sendChecked(ctx, again, rt, failed)
+	}
+	if s.plain != nil {
+		c.sendPlain(ctx, s, rt, calls, reqs, failed)
 	}
 	replies := make([]reply, len(reqs))
 	for i, r := range reqs {

@@ -1,0 +1,145 @@
+package redisfilter
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// A user granted +@read and +@connection alone, the read-only role of
+// managed services, may not run scripts, not even read-only ones: for it
+// the reads of inspect.lua and read.lua are made of plain read commands,
+// on one node, in one pipeline, with the config and the bitmap's length
+// read before and after, as MightContain reads them (a filter's identity
+// never comes back once changed, and bits are never cleared).
+func init() {
+	inspectScript.plain = inspectPlain
+	readScript.plain = readPlain
+}
+
+// A plainRead is what a script does in plain commands: the commands, and
+// how their replies make the script's reply, or its problem.
+type plainRead struct {
+	cmds   [][]any
+	decode func(res []any) (any, error)
+}
+
+// scriptRefused reports whether err is an ACL's refusal of the commands
+// that run read-only scripts.
+func scriptRefused(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.HasPrefix(msg, "NOPERM") && (strings.Contains(msg, "'evalsha_ro'") || strings.Contains(msg, "'eval_ro'"))
+}
+
+// sendPlain sends again, as plain commands, the calls of s that the ACL
+// refused, and puts the reply each makes, or its problem, in its request.
+func (c *core[T]) sendPlain(ctx context.Context, s script, rt route, calls []call, reqs []*request, failed func(*request) error) {
+	var refused []*request
+	decode := make(map[*request]func([]any) (any, error))
+	for i, r := range reqs {
+		if scriptRefused(failed(r)) {
+			p := s.plain(calls[i])
+			r.res, r.err, r.cmds = nil, nil, p.cmds
+			decode[r] = p.decode
+			refused = append(refused, r)
+		}
+	}
+	if len(refused) == 0 {
+		return
+	}
+	check := func(r *request) error {
+		if r.err != nil {
+			return r.err
+		}
+		_, err := decode[r](r.res)
+		return err
+	}
+	c.sendChecked(ctx, refused, rt, check)
+	for _, r := range refused {
+		if r.err != nil {
+			continue
+		}
+		v, err := decode[r](r.res)
+		if err != nil {
+			v = err
+		}
+		r.res = []any{v}
+	}
+}
+
+// inspectPlain is inspect.lua in plain commands, but for its check of the
+// keys Open would write: a user that may not run scripts writes nothing.
+func inspectPlain(cl call) plainRead {
+	cfgKey, dataKey := cl.keys[0], cl.keys[1]
+	length := "STRLEN"
+	if cl.args[0] == "generations" {
+		length = "ZCARD"
+	}
+	return plainRead{
+		cmds: [][]any{{"GET", cfgKey}, {length, dataKey}},
+		decode: func(res []any) (any, error) {
+			if err, ok := res[0].(error); ok {
+				return nil, problem{kind: wrongType, key: cfgKey, detail: err.Error()}
+			}
+			if err, ok := res[1].(error); ok {
+				return nil, problem{kind: wrongType, key: dataKey, detail: err.Error()}
+			}
+			return []any{res[0], res[1]}, nil
+		},
+	}
+}
+
+// readPlain is read.lua in plain commands.
+func readPlain(cl call) plainRead {
+	cfgKey, key := cl.keys[0], cl.keys[1]
+	want, nbytes, what, first, last := cl.args[0], cl.args[1].(int64), cl.args[2], cl.args[3], cl.args[4]
+	windowed := len(cl.keys) == 3
+	read := []any{"GETRANGE", key, first, last}
+	if what == "count" {
+		read = []any{"BITCOUNT", key, first, last}
+	}
+	cmds := [][]any{{"GET", cfgKey}, {"STRLEN", key}}
+	if windowed {
+		cmds = append(cmds, []any{"ZSCORE", cl.keys[2], key})
+	}
+	cmds = append(cmds, read, []any{"GET", cfgKey}, []any{"STRLEN", key})
+	return plainRead{
+		cmds: cmds,
+		decode: func(res []any) (any, error) {
+			n := len(res)
+			for i, k := range map[int]string{0: cfgKey, 1: key, n - 2: cfgKey, n - 1: key} {
+				if err, ok := res[i].(error); ok {
+					return nil, problem{kind: wrongType, key: k, detail: err.Error()}
+				}
+			}
+			for _, cfg := range []any{res[0], res[n-2]} {
+				switch {
+				case cfg == nil:
+					return nil, problem{kind: noConfig, key: cfgKey}
+				case cfg != want:
+					return nil, problem{kind: otherConfig, key: cfgKey, detail: fmt.Sprint(cfg)}
+				}
+			}
+			before, _ := res[1].(int64)
+			after, _ := res[n-1].(int64)
+			switch {
+			case before == nbytes && after == nbytes:
+				return res[n-3], nil
+			case before != 0 && before != nbytes || after != 0 && after != nbytes:
+				return nil, problem{kind: wrongLength, key: key, detail: fmt.Sprintf("%d %d", max(before, after), nbytes)}
+			case !windowed:
+				return nil, problem{kind: noBitmap, key: key}
+			}
+			if now, _ := cl.args[5].(int64); res[2] != nil && parseMillis(res[2]) > now {
+				return nil, problem{kind: noGeneration, key: key}
+			}
+			if what == "count" {
+				return int64(0), nil
+			}
+			return "", nil
+		},
+	}
+}
