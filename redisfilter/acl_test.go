@@ -119,15 +119,20 @@ func TestACLLines(t *testing.T) {
 				gen, err := rw.Snapshot(ctx, rw.Generation(time.Now()))
 				require.NoError(t, err)
 				assert.True(t, gen.MightContain(values[0]))
+				h, err := redisfilter.NewHybrid(ctx, f)
+				require.NoError(t, err)
+				for i, ok := range h.MightContainMany(nil, values) {
+					require.True(t, ok, "the Hybrid lacks %q", values[i])
+				}
+				require.NoError(t, shared.PutMany(ctx, []string{who + "-later"}))
+				require.NoError(t, h.Sync(ctx), "a Sync with nothing to push")
+				assert.True(t, h.MightContain(who+"-later"), "a value put after NewHybrid, pulled")
+				assert.Zero(t, h.Stats().Last.FullPulls, "a shard read whole")
 				if strings.Contains(who, "readonly") {
-					// No script: no Hybrid, and no write.
 					_, err = f.Put(ctx, "new")
 					require.ErrorIs(t, err, redisfilter.ErrNoPermission)
 					return
 				}
-				h, err := redisfilter.NewHybrid(ctx, f)
-				require.NoError(t, err)
-				require.NoError(t, h.Sync(ctx), "a Sync with nothing to push")
 
 				if strings.Contains(who, "reader") {
 					_, err = f.Put(ctx, "new")

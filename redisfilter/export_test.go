@@ -22,24 +22,36 @@ var RecordedSlots = recordedSlots
 // replication history at its next Sync, as after a failover.
 func ForgetHistory[T any](h *Hybrid[T], s int) { h.cursors[s].replid = "another" }
 
-// PlainRead runs read.lua's plain equivalent (plain.go) on rdb with keys
-// and args as the script takes them, and returns its reply or its error.
-func PlainRead(ctx context.Context, rdb *redis.Client, keys []string, args ...any) (any, error) {
-	p := readPlain(call{keys: keys, args: args})
-	pipe := rdb.Pipeline()
-	cmds := make([]*redis.Cmd, len(p.cmds))
-	for i, c := range p.cmds {
-		cmds[i] = pipe.Do(ctx, c...)
+// Plain runs the plain equivalent (plain.go) of lua/name.lua on rdb with
+// keys and args as the script takes them, and returns its reply or its
+// error.
+func Plain(ctx context.Context, rdb *redis.Client, name string, keys []string, args ...any) (any, error) {
+	p := allScripts[name].plain(call{keys: keys, args: args})
+	run := func(cmds [][]any) ([]any, error) {
+		pipe := rdb.Pipeline()
+		sent := make([]*redis.Cmd, len(cmds))
+		for i, c := range cmds {
+			sent[i] = pipe.Do(ctx, c...)
+		}
+		_, _ = pipe.Exec(ctx)
+		var r request
+		for _, cmd := range sent {
+			r.record(cmd)
+		}
+		return r.res, r.err
 	}
-	_, _ = pipe.Exec(ctx)
-	var r request
-	for _, cmd := range cmds {
-		r.record(cmd)
+	if p.pre != nil {
+		res, err := run(p.pre)
+		if err != nil {
+			return nil, err
+		}
+		p.cmds = p.build(res)
 	}
-	if r.err != nil {
-		return nil, r.err
+	res, err := run(p.cmds)
+	if err != nil {
+		return nil, err
 	}
-	v, err := p.decode(r.res)
+	v, err := p.decode(res)
 	if err != nil {
 		return nil, testCore().wrap(ctx, "test", err)
 	}

@@ -167,25 +167,25 @@ func TestScriptRead(t *testing.T) {
 				assertFails(t, err, b.sentinel, what)
 				// The same read in plain commands, for a user that may
 				// not run scripts, fails alike.
-				_, err = redisfilter.PlainRead(ctx, rdb, []string{k.cfg, k.bitmap}, scriptConfig, int64(8), what, 0, 7)
+				_, err = redisfilter.Plain(ctx, rdb, "read", []string{k.cfg, k.bitmap}, scriptConfig, int64(8), what, 0, 7)
 				assert.ErrorIs(t, err, b.sentinel, "plain %s", what)
 			}
 		})
 	}
 	t.Run("plain", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
-		res, err := redisfilter.PlainRead(ctx, rdb, []string{k.cfg, k.bitmap}, scriptConfig, int64(8), "range", 1, 2)
+		res, err := redisfilter.Plain(ctx, rdb, "read", []string{k.cfg, k.bitmap}, scriptConfig, int64(8), "range", 1, 2)
 		require.NoError(t, err)
 		assert.Equal(t, bits[1:3], res)
-		res, err = redisfilter.PlainRead(ctx, rdb, []string{k.cfg, k.bitmap}, scriptConfig, int64(8), "count", 0, 7)
+		res, err = redisfilter.Plain(ctx, rdb, "read", []string{k.cfg, k.bitmap}, scriptConfig, int64(8), "count", 0, 7)
 		require.NoError(t, err)
 		assert.EqualValues(t, 13, res)
 		keys := []string{k.cfg, k.gen, k.gens}
-		res, err = redisfilter.PlainRead(ctx, rdb, keys, scriptConfig, int64(8), "range", 0, 7, time.Now().UnixMilli())
+		res, err = redisfilter.Plain(ctx, rdb, "read", keys, scriptConfig, int64(8), "range", 0, 7, time.Now().UnixMilli())
 		require.NoError(t, err, "a generation never created reads as empty")
 		assert.Equal(t, "", res)
 		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: k.gen}).Err())
-		_, err = redisfilter.PlainRead(ctx, rdb, keys, scriptConfig, int64(8), "range", 0, 7, time.Now().UnixMilli())
+		_, err = redisfilter.Plain(ctx, rdb, "read", keys, scriptConfig, int64(8), "range", 0, 7, time.Now().UnixMilli())
 		assert.ErrorIs(t, err, redisfilter.ErrLost, "a generation gone before its expiry")
 	})
 	t.Run("window", func(t *testing.T) {
@@ -443,9 +443,16 @@ func TestScriptLog(t *testing.T) {
 	}
 	changes := func(epoch string, pos, most int) []any {
 		t.Helper()
-		res, err := eval(t, rdb, "changes", []string{k.cfg, k.bitmap, k.log, k.state}, scriptConfig, 8, epoch, pos, most)
+		keys := []string{k.cfg, k.bitmap, k.log, k.state}
+		res, err := eval(t, rdb, "changes", keys, scriptConfig, 8, epoch, pos, most)
 		require.NoError(t, err)
 		require.Len(t, res, 5)
+		// The same read in plain commands, for a user that may not run
+		// scripts, answers alike, but for the replication ID, which
+		// needs INFO.
+		plain, err := redisfilter.Plain(ctx, rdb, "changes", keys, scriptConfig, int64(8), epoch, int64(pos), most)
+		require.NoError(t, err)
+		assert.Equal(t, res.([]any)[1:], plain.([]any)[1:], "plain changes(%q, %d, %d)", epoch, pos, most)
 		return res.([]any)
 	}
 	unguard(4096, 1, 2, 3)

@@ -25,12 +25,12 @@ var luaFiles embed.FS
 var (
 	guardScript   = loadScript("guard", "lib")
 	unguardScript = loadScript("unguard", "log")
-	readScript    = loadScript("read", "lib")
+	readScript    = withPlain(loadScript("read", "lib"), readPlain)
 	mergeScript   = loadScript("merge", "lib", "log")
-	inspectScript = loadScript("inspect", "lib")
+	inspectScript = withPlain(loadScript("inspect", "lib"), inspectPlain)
 	claimScript   = loadScript("claim", "lib")
 	createScript  = loadScript("create", "lib", "log")
-	changesScript = loadScript("changes", "lib")
+	changesScript = withPlain(loadScript("changes", "lib"), changesPlain)
 	pushScript    = loadScript("push", "lib", "log")
 )
 
