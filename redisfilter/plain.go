@@ -138,13 +138,8 @@ func readPlain(cl call) plainRead {
 					return nil, problem{kind: wrongType, key: k, detail: err.Error()}
 				}
 			}
-			for _, cfg := range []any{res[0], res[n-2]} {
-				switch {
-				case cfg == nil:
-					return nil, problem{kind: noConfig, key: cfgKey}
-				case cfg != want:
-					return nil, problem{kind: otherConfig, key: cfgKey, detail: fmt.Sprint(cfg)}
-				}
+			if err := checkConfigs(cfgKey, want, res[0], res[n-2]); err != nil {
+				return nil, err
 			}
 			before, _ := res[1].(int64)
 			after, _ := res[n-1].(int64)
@@ -201,13 +196,8 @@ func changesPlain(cl call) plainRead {
 					return nil, problem{kind: wrongType, key: k, detail: err.Error()}
 				}
 			}
-			for _, cfg := range []any{res[0], res[n-3]} {
-				switch {
-				case cfg == nil:
-					return nil, problem{kind: noConfig, key: cfgKey}
-				case cfg != want:
-					return nil, problem{kind: otherConfig, key: cfgKey, detail: fmt.Sprint(cfg)}
-				}
+			if err := checkConfigs(cfgKey, want, res[0], res[n-3]); err != nil {
+				return nil, err
 			}
 			for _, l := range []any{res[1], res[n-2]} {
 				switch l, _ := l.(int64); {

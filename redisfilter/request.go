@@ -131,13 +131,8 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 		ngens, per = len(b.gens), 2
 	}
 	after := 1 + (per+1)*ngens // the second GET
-	for _, cfg := range []any{r.res[0], r.res[after]} {
-		if cfg == nil {
-			return problem{kind: noConfig, key: r.shard.cfgKey}
-		}
-		if cfg != c.cfg {
-			return problem{kind: otherConfig, key: r.shard.cfgKey, detail: fmt.Sprint(cfg)}
-		}
+	if err := checkConfigs(r.shard.cfgKey, c.cfg, r.res[0], r.res[after]); err != nil {
+		return err
 	}
 	want := r.shard.nbytes()
 	created := make([]bool, ngens)
@@ -181,6 +176,22 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 			if v[i] == int64(0) {
 				a.unset[bt.value*ngens+g] = true
 			}
+		}
+	}
+	return nil
+}
+
+// checkConfigs returns the problem of the values cfgs of the config key
+// cfgKey, read before and after a read, if one is not want, or nil: what
+// check_config in lua/lib.lua checks, for the reads made of plain
+// commands.
+func checkConfigs(cfgKey string, want any, cfgs ...any) error {
+	for _, cfg := range cfgs {
+		switch {
+		case cfg == nil:
+			return problem{kind: noConfig, key: cfgKey}
+		case cfg != want:
+			return problem{kind: otherConfig, key: cfgKey, detail: fmt.Sprint(cfg)}
 		}
 	}
 	return nil
