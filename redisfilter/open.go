@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -239,7 +241,7 @@ func (c *core[T]) create(ctx context.Context, seen []found, cr creation) (err er
 			return nil
 		}
 		var ok bool
-		claim, ok, err = c.claim(ctx, claim, cr.cfg, newEpoch())
+		claim, ok, err = c.claim(ctx, claim, cr.cfg, claimToken())
 		if err == nil && !ok {
 			err = errChanged
 		}
@@ -295,6 +297,23 @@ func (c *core[T]) create(ctx context.Context, seen []found, cr creation) (err er
 		}
 	}
 	return nil
+}
+
+// lastToken is the last token claimToken returned.
+var lastToken atomic.Int64
+
+// claimToken returns the token of a claim renewed now: when it lapses, in
+// Unix milliseconds of this process's clock, as the releases before read
+// it (with the server's clock), and greater than every token before, so
+// that each renewal changes the claim.
+func claimToken() string {
+	for {
+		last := lastToken.Load()
+		t := max(time.Now().Add(claimLease).UnixMilli(), last+1)
+		if lastToken.CompareAndSwap(last, t) {
+			return strconv.FormatInt(t, 10)
+		}
+	}
 }
 
 // claim runs claim.lua on the first shard: if its config key still holds

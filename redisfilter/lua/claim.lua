@@ -4,7 +4,8 @@
 -- an Open that finds the other shards but no config in the first tells a
 -- filter that lost its first shard from one being created. A claim is
 -- "creating <token> <config>": the creation renews it with a new token
--- before each shard, and an Open that finds a claim waits while it
+-- (when the claim lapses by the client's clock, which the releases before
+-- compared with the server's) before each shard, and an Open that finds a claim waits while it
 -- changes, and takes it over once it has seen it unchanged for a lease
 -- (5 s), by its own clock, or at once if its token is 0, which a creation
 -- that gave up (its context was cancelled) writes. The servers' clocks are
