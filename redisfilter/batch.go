@@ -45,7 +45,11 @@ type batch struct {
 	windowed bool
 	gens     []int64 // the generation put into (one), or those read
 	expireAt string  // when the generation put into expires, Unix ms
-	now      int64   // Unix ms: a generation recorded to expire later is lost, not expired
+	now      int64   // the client's time, Unix ms: a generation recorded to expire later is lost, not expired
+	// arena holds the arguments of a step's BITFIELDs; each step reuses
+	// it, so that a call allocates them for its biggest step, not for
+	// every value.
+	arena []any
 }
 
 // A bit is one of the k bits of one value of a batch.
@@ -78,8 +82,9 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 		a.ngens = len(b.gens)
 	}
 	perTrip := max(1, maxBitsPerTrip/(c.k*a.ngens))
-	var idx []int64 // the bits of the trip's values, k each
-	var bits []bit
+	// The bits of a trip's values, k each, allocated once for the biggest.
+	idx := make([]int64, 0, min(n, perTrip)*c.k)
+	bits := make([]bit, 0, min(n, perTrip)*c.k)
 	var unconfirmed error // the first write that WithWait could not confirm
 	for start := 0; start < n; start += perTrip {
 		trip := min(n, start+perTrip) - start
@@ -163,6 +168,12 @@ func (c *core[T]) step(ctx context.Context, b *batch, bits []bit, a *answers) er
 		slices.SortFunc(bits, func(x, y bit) int { return cmp.Compare(x.shard, y.shard) })
 	}
 	perCommand := max(1, maxBitsPerCommand/a.ngens)
+	// A BITFIELD has 3 arguments a bit (4 to set), after its name and key.
+	per := 3
+	if b.put {
+		per = 4
+	}
+	b.arena = slices.Grow(b.arena[:0], per*len(bits)+2*(len(bits)/perCommand+len(c.shards)+1))
 	var reqs []*request
 	for from := 0; from < len(bits); {
 		to := from + 1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -543,6 +544,36 @@ func BenchmarkClusterSharded(b *testing.B) {
 			b.ReportMetric(busiest[0]*1000/keysMoved, "one-busiest-cpu-ns/key")
 			b.ReportMetric(busiest[1]*1000/keysMoved, "sharded-busiest-cpu-ns/key")
 			b.ReportMetric(busiest[0]/busiest[1], "node-bound-speedup")
+		})
+	}
+}
+
+// BenchmarkMightContainManyLarge reads 100,000 and 1,000,000 values, half
+// of them put, in one call, and reports what it allocates per value
+// (B/value): the buffers of its batches, which it reuses, and go-redis's
+// replies, a slice of the bits read for each BITFIELD_RO.
+func BenchmarkMightContainManyLarge(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			f, _ := benchFilter(b)
+			ctx := context.Background()
+			keys := randomStrings(rand.New(rand.NewPCG(11, 12)), n)
+			require.NoError(b, f.PutMany(ctx, keys[:len(keys)/2]))
+			dst := make([]bool, 0, len(keys))
+			b.ReportAllocs()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			calls := 0
+			for b.Loop() {
+				var err error
+				if dst, err = f.MightContainMany(ctx, dst[:0], keys); err != nil {
+					b.Fatal(err)
+				}
+				calls++
+			}
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(calls*len(keys)), "B/value")
+			reportKeys(b, calls*len(keys))
 		})
 	}
 }

@@ -1,6 +1,11 @@
 package redisfilter
 
-import "fmt"
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+)
 
 // Each shard of a plain filter keeps a change log (lua/log.lua): the
 // offsets of the bits that every Put, PutMany and Merge set, appended in the
@@ -14,6 +19,14 @@ const (
 	minLogBytes     = 4 << 10
 	maxLogBytes     = 512 << 20
 )
+
+// newEpoch returns the epoch of a log started again (see lua/log.lua): a
+// random number of at most 15 digits, which Lua's numbers hold exactly.
+func newEpoch() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails
+	return strconv.FormatUint(binary.LittleEndian.Uint64(b[:])%1e15, 10)
+}
 
 // WithChangeLog sets the most bytes, n, that each shard's change log holds
 // in Redis; the default is 1 MiB. Every Put, PutMany and Merge appends 4

@@ -47,17 +47,19 @@ func (c *core[T]) chunks() []chunk {
 }
 
 // readTrip runs read.lua on chunks chs of the filter's bitmaps, or of
-// generation gen's for a window, in one round trip, what being "range" or
-// "count", and returns their replies: strings for "range", int64s for
-// "count".
-func (c *core[T]) readTrip(ctx context.Context, op, what string, gen int64, chs []chunk) ([]any, error) {
+// generation gen's for a window at the time now (Unix ms), in one round
+// trip, what being "range" or "count", and returns their replies: strings
+// for "range", int64s for "count".
+func (c *core[T]) readTrip(ctx context.Context, op, what string, gen, now int64, chs []chunk) ([]any, error) {
 	calls := make([]call, len(chs))
 	for i, ch := range chs {
 		keys := []string{ch.shard.cfgKey, ch.shard.key}
+		args := []any{c.cfg, ch.shard.nbytes(), what, ch.from, ch.to - 1}
 		if c.windowed {
 			keys = []string{ch.shard.cfgKey, ch.shard.genKey(gen), ch.shard.gensKey}
+			args = append(args, now)
 		}
-		calls[i] = call{ch.shard, keys, []any{c.cfg, ch.shard.nbytes(), what, ch.from, ch.to - 1}}
+		calls[i] = call{ch.shard, keys, args}
 	}
 	replies := make([]any, len(chs))
 	for i, rep := range c.runScript(ctx, readScript, anyNode, calls) {
@@ -69,20 +71,21 @@ func (c *core[T]) readTrip(ctx context.Context, op, what string, gen int64, chs 
 	return replies, nil
 }
 
-// snapshot reads the filter's bitmaps, or generation gen's for a window,
+// snapshot reads the filter's bitmaps, or generation gen's for a window at
+// the time now (Unix ms),
 // into a new local filter of the same parameters, chunk by chunk, so that
 // it holds the filter once and a round trip's chunks beside it. Bits are
 // only ever set, and a filter re-created meanwhile fails the check, so the
 // copy holds every value put before it started.
-func (c *core[T]) snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], error) {
-	f, err := bloom.New(c.funnel, c.expected, c.fpp, func(options.Settings) options.Settings { return c.sizing })
+func (c *core[T]) snapshot(ctx context.Context, gen, now int64) (*bloom.Filter[T], error) {
+	f, err := c.newLocal()
 	if err != nil {
 		return nil, c.wrap(ctx, "snapshot", err)
 	}
 	bits := filterbits.Of(f) // no other goroutine has f yet
 	for all := c.chunks(); len(all) > 0; all = all[min(len(all), chunksPerTrip):] {
 		trip := all[:min(len(all), chunksPerTrip)]
-		replies, err := c.readTrip(ctx, "snapshot", "range", gen, trip)
+		replies, err := c.readTrip(ctx, "snapshot", "range", gen, now, trip)
 		if err != nil {
 			return nil, err
 		}
@@ -100,11 +103,16 @@ func (c *core[T]) snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], er
 	return f, nil
 }
 
+// newLocal returns an empty local filter of the filter's parameters.
+func (c *core[T]) newLocal() (*bloom.Filter[T], error) {
+	return bloom.New(c.funnel, c.expected, c.fpp, func(options.Settings) options.Settings { return c.sizing })
+}
+
 // bitCount counts the bits set in the filter's bitmaps.
 func (c *core[T]) bitCount(ctx context.Context) (int64, error) {
 	var total int64
 	for all := c.chunks(); len(all) > 0; all = all[min(len(all), chunksPerTrip):] {
-		replies, err := c.readTrip(ctx, "bitCount", "count", 0, all[:min(len(all), chunksPerTrip)])
+		replies, err := c.readTrip(ctx, "bitCount", "count", 0, 0, all[:min(len(all), chunksPerTrip)])
 		if err != nil {
 			return 0, err
 		}
@@ -120,9 +128,10 @@ func (c *core[T]) bitCount(ctx context.Context) (int64, error) {
 }
 
 // merge ORs local's bits into the filter's bitmaps with merge.lua, chunk by
-// chunk; chunks of local without a bit set are not sent, but for the first
-// of each shard, which checks that the shard is there.
-func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
+// chunk, into the shards that only says, or all if only is nil; chunks of
+// local without a bit set are not sent, but for the first of each shard,
+// which checks that the shard is there.
+func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T], only []bool) error {
 	if err := c.checkLocal(local); err != nil {
 		return err
 	}
@@ -153,6 +162,9 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
 		return nil
 	}
 	for _, ch := range c.chunks() {
+		if only != nil && !only[ch.shard.first/c.shardBits] {
+			continue
+		}
 		start := ch.shard.first / 8
 		bits := words[start+ch.from : start+ch.to]
 		if ch.from > 0 && allZero(bits) {
@@ -160,7 +172,7 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T]) error {
 		}
 		s := ch.shard
 		keys := []string{s.cfgKey, s.key, s.key + tmp + ":a", s.key + tmp + ":b", s.logKey, s.logState}
-		calls = append(calls, call{s, keys, []any{c.cfg, s.nbytes(), ch.from, bits, c.logBytes, c.logBytes / 4 / 4}})
+		calls = append(calls, call{s, keys, []any{c.cfg, s.nbytes(), ch.from, bits, c.logBytes, c.logBytes / 4 / 4, newEpoch()}})
 		if len(calls) == chunksPerTrip {
 			if err := flush(); err != nil {
 				return err

@@ -227,3 +227,19 @@ func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
 		assert.True(t, h.Copy().Equal(snap), "Hybrid %d differs from Redis", i)
 	}
 }
+
+// TestHybridOverflowCarriedOver makes the Sync that finds the ring
+// overflowed fail before it pushes: the next Sync pushes the whole filter,
+// and still says why.
+func TestHybridOverflowCarriedOver(t *testing.T) {
+	ctx := testContext(t)
+	hs := deltaHybrids(ctx, t, sharedClient(t), 1)
+	hs[0].PutMany(randomStrings(rand.New(rand.NewPCG(52, 53)), 5000)) // more than 4096
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	require.Error(t, hs[0].Sync(cancelled))
+	require.NoError(t, hs[0].Sync(ctx))
+	st := hs[0].Stats().Last
+	assert.True(t, st.FullPush)
+	assert.Equal(t, "overflow", st.FullPushReason)
+}

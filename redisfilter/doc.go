@@ -32,7 +32,7 @@
 //
 //	{name}                 the bit array, a string of exactly BitSize/8 bytes
 //	{name}:config          its parameters and identity, as in
-//	                       mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=5f0c2a9e81d4b7c3
+//	                       mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=5f0c2a9e81d4b7c3 n=1000 p=0.01
 //	{name}:hold            where a Put that finds the filter changed moves the bitmap for an instant
 //	{name}:changes         the change log: the offsets of the bits set lately, 4 bytes each (see [WithChangeLog])
 //	{name}:changes-state   the log's epoch and the position of its first record
@@ -82,13 +82,19 @@
 // shards without a config in the first tells a filter that lost its first
 // shard ([ErrLost]) from one being created, which it waits for; and it
 // finishes a creation that another process abandoned (it crashed, or its
-// context was cancelled) once the claim lapses, 5 s after its last step.
+// context was cancelled) once it has seen the claim unchanged for 5 s, by
+// its own clock (the creation renews it before each shard), or at once if
+// the creation gave it up.
 // Every call checks the config
 // again on the server, in the same atomic step that reads or sets the bits,
 // so a filter re-created with other parameters gives an error wrapping
 // [ErrMismatch], and one re-created with the same parameters (a new id) or
 // whose keys are gone an error wrapping [ErrLost], never wrong answers or
-// corrupted bits. A key of the wrong type or length gives [ErrNotFilter]. A
+// corrupted bits. A key of the wrong type or length gives [ErrNotFilter];
+// so does, at Open, before it writes anything, any key that Open would
+// write (the config, bitmap, hold, change log and log state keys of each
+// shard) holding what redisfilter did not write there: Open never
+// overwrites it. A
 // windowed filter ([OpenWindowed]) keeps one bitmap per generation,
 // {name}:<generation>, beside the same config key, and records the
 // generations it created in the sorted set {name}:generations.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,8 +24,11 @@ var (
 	// config key holds other parameters (bit size, number of hash
 	// functions, strategy, funnel name, shard size, window) than those it
 	// was opened with: another process created the filter, or created it
-	// again, with other ones. The message shows both. Open the filter with
-	// its parameters, or use another name.
+	// again, with other ones. The message shows both, with the expected
+	// insertions n and false-positive probability p that each side was
+	// created for (for a filter created by a release that did not record
+	// them, the range of n and p its size gives). Open the filter with its
+	// parameters, or use another name.
 	ErrMismatch = errors.New("redisfilter: parameters do not match")
 
 	// ErrLost is returned when a filter that existed lost its bits: its
@@ -59,8 +63,11 @@ var (
 	ErrOutOfMemory = errors.New("redisfilter: Redis is out of memory")
 
 	// ErrNoPermission wraps Redis's NOPERM error, returned when the ACL
-	// user lacks a command or key pattern the call needs. Grant what the
-	// README's section on permissions lists.
+	// user lacks a command or key pattern the call needs: grant what the
+	// README's section on permissions lists. It also wraps a failed
+	// authentication, WRONGPASS (the client's Username or Password is
+	// wrong, or the user is disabled) or NOAUTH (the server wants a
+	// password the client did not give).
 	ErrNoPermission = errors.New("redisfilter: no permission")
 
 	// ErrTryAgain is returned when Redis Cluster could not serve the call
@@ -104,6 +111,7 @@ const (
 	noGeneration                  // a window generation is missing before its expiry
 	wrongLength                   // a bitmap of another length
 	wrongType                     // a key of another type
+	foreign                       // a key holds a string that redisfilter did not write
 	noShard                       // Open: a shard's bitmap and config key are both missing
 	orphanBitmap                  // Open: a bitmap of the filter's length whose config key is missing
 	orphanGenerations             // Open: a record of generations whose config key is missing
@@ -118,6 +126,8 @@ const (
 	readOnly
 	loading
 	notFilter
+	wrongPass
+	noAuth
 )
 
 // codes is the one table from the code that starts a Redis error reply (of
@@ -138,6 +148,7 @@ var codes = [...]struct {
 	noGeneration:      {"MITZBLOOM_NOGENERATION", ErrLost},
 	wrongLength:       {"MITZBLOOM_LENGTH", ErrNotFilter},
 	wrongType:         {"MITZBLOOM_WRONGTYPE", ErrNotFilter},
+	foreign:           {"MITZBLOOM_FOREIGN", ErrNotFilter},
 	noShard:           {"", ErrLost},
 	orphanBitmap:      {"", ErrLost},
 	orphanGenerations: {"", ErrLost},
@@ -152,17 +163,26 @@ var codes = [...]struct {
 	readOnly:          {"READONLY", ErrTryAgain},
 	loading:           {"LOADING", ErrTryAgain},
 	notFilter:         {"WRONGTYPE", ErrNotFilter},
+	wrongPass:         {"WRONGPASS", ErrNoPermission},
+	noAuth:            {"NOAUTH", ErrNoPermission},
 }
 
 // abortPrefix starts the error of an EXEC that Redis refused because of an
 // error in the transaction, which follows.
 const abortPrefix = "EXECABORT Transaction discarded because of: "
 
+// scriptDenied is in the error of a script that ran a command its ACL user
+// may not run, whatever the code before it (ERR in Redis 7.0).
+const scriptDenied = "can't run this command or subcommand"
+
 // codeOf returns the kind of an error reply msg and, for a script's
 // problem, the problem. An EXECABORT has the kind of the error it names.
 func codeOf(msg string) (problemKind, problem) {
 	if cause, ok := strings.CutPrefix(msg, abortPrefix); ok {
 		msg = strings.TrimPrefix(cause, "-")
+	}
+	if strings.Contains(msg, scriptDenied) {
+		return noPermission, problem{}
 	}
 	code, rest, _ := strings.Cut(msg, " ")
 	for kind, c := range codes {
@@ -196,7 +216,9 @@ func (p problem) explain() string {
 		have, want, _ := strings.Cut(p.detail, " ")
 		return fmt.Sprintf("%s holds %s bytes, want %s", p.key, have, want)
 	case wrongType:
-		return p.key + ": " + p.detail
+		return p.key + ": " + p.detail + ", which redisfilter did not write: delete it, or use another name"
+	case foreign:
+		return p.key + " " + p.detail + ", which redisfilter did not write: delete it, or use another name"
 	case noShard:
 		return "bitmap " + p.key + " and its config key are missing"
 	case orphanBitmap:
@@ -211,6 +233,9 @@ func (p problem) explain() string {
 
 // problemError returns the error of p found by the call op.
 func (c *core[T]) problemError(op string, p problem) error {
+	if p.kind == otherConfig && !isConfig(p.detail) {
+		p = problem{kind: foreign, key: p.key, detail: fmt.Sprintf("holds %q, not a config of redisfilter", p.detail)}
+	}
 	sentinel := codes[p.kind].sentinel
 	detail := p.explain()
 	if p.kind == otherConfig {
@@ -218,7 +243,8 @@ func (c *core[T]) problemError(op string, p problem) error {
 			return fmt.Errorf("%w: %s %q: re-created since this Filter opened it (config now %q, was %q): the values put before may be gone; open it again to use it",
 				ErrLost, op, c.name, p.detail, c.cfg)
 		}
-		detail = fmt.Sprintf("stored %q, want %q", paramsOf(p.detail), c.params)
+		detail = fmt.Sprintf("%s holds a filter created for %s (%s), and this one is for n = %d at p = %g (%s): open it with the parameters it was created with (its n and p, and the strategy, funnel, shard size and window shown), or use another name",
+			p.key, sizedFor(p.detail), paramsOf(p.detail), c.expected, c.fpp, c.params)
 	}
 	if sentinel == ErrLost {
 		detail += c.lostAdvice
@@ -257,12 +283,22 @@ func (c *core[T]) wrap(ctx context.Context, op string, err error) error {
 		switch {
 		case p.kind != none:
 			return c.problemError(op, p)
+		case kind == noPermission:
+			return fmt.Errorf("%w: %s %q: the ACL user may not run %s; grant what the README's section Permissions lists: %w", ErrNoPermission, op, c.name, deniedCommand(rerr.Error()), err)
+		case kind == wrongPass || kind == noAuth:
+			return fmt.Errorf("%w: %s %q: Redis refused the client's credentials; check its Username and Password: %w", codes[kind].sentinel, op, c.name, err)
 		case kind != none:
 			return fmt.Errorf("%w: %s %q: %w", codes[kind].sentinel, op, c.name, err)
 		}
 	}
 	if cerr := contextCause(ctx, err); cerr != nil {
 		err = fmt.Errorf("%w: %w", cerr, err)
+	}
+	var derr dialError
+	if errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &derr) {
+		if derr := dialCause(c.rdb); derr != nil {
+			err = fmt.Errorf("%w; %w", err, derr)
+		}
 	}
 	c.reloadSlots(err)
 	return fmt.Errorf("redisfilter: %s %q: %w", op, c.name, err)
@@ -281,6 +317,88 @@ func contextCause(ctx context.Context, err error) error {
 		return nil
 	}
 	return cerr
+}
+
+// deniedCommand returns what an error of an ACL refusal, msg, says was
+// refused: "the command X", or keys, or a command of a script.
+func deniedCommand(msg string) string {
+	if _, rest, ok := strings.Cut(msg, "permissions to run the '"); ok {
+		if name, _, ok := strings.Cut(rest, "'"); ok {
+			return "the command " + strings.ToUpper(name)
+		}
+	}
+	if strings.Contains(msg, "access one of the keys") {
+		return "commands on the filter's keys (grant its key pattern)"
+	}
+	if strings.Contains(msg, scriptDenied) {
+		return "a command that a script of redisfilter runs"
+	}
+	return "a command that the call needs"
+}
+
+// A dialError says why a client cannot connect.
+type dialError struct{ err error }
+
+func (e dialError) Error() string { return "the client cannot connect: " + e.err.Error() }
+func (e dialError) Unwrap() error { return e.err }
+
+// dialTimeout bounds the dial of dialCause.
+const dialTimeout = 250 * time.Millisecond
+
+// dialCause returns why rdb cannot connect, if it has no connection open
+// and a dial of its address (of every seed address, for a cluster) fails
+// within dialTimeout; nil otherwise. go-redis retries a dial that fails
+// until the call's deadline, and the call then fails with
+// context.DeadlineExceeded alone: this says why.
+func dialCause(rdb redis.UniversalClient) error {
+	var (
+		addrs   []string
+		network = "tcp"
+		dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	)
+	switch cl := rdb.(type) {
+	case *redis.Client:
+		if cl.PoolStats().TotalConns > 0 {
+			return nil
+		}
+		o := cl.Options()
+		addrs, network, dial = []string{o.Addr}, o.Network, o.Dialer
+	case *redis.ClusterClient:
+		if cl.PoolStats().TotalConns > 0 {
+			return nil
+		}
+		o := cl.Options()
+		addrs, dial = o.Addrs, o.Dialer
+	default:
+		return nil
+	}
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	defer cancel()
+	errs := make([]error, len(addrs))
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
+		wg.Go(func() {
+			conn, err := dial(ctx, network, addr)
+			if err == nil {
+				conn.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err == nil {
+			return nil
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return dialError{errs[0]}
 }
 
 // reloadSlots makes a cluster client reload its map of slots to nodes after

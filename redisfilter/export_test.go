@@ -1,6 +1,10 @@
 package redisfilter
 
-import "context"
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // ScriptText returns lua/name.lua as the package sends it, for the tests
 // that run the scripts directly.
@@ -13,3 +17,43 @@ func WrapScriptError(err error) error { return testCore().wrap(context.Backgroun
 // RecordedSlots returns testdata/keyslots.txt, for the test that checks it
 // against a server.
 var RecordedSlots = recordedSlots
+
+// ForgetHistory makes h take the server of shard s for one of another
+// replication history at its next Sync, as after a failover.
+func ForgetHistory[T any](h *Hybrid[T], s int) { h.cursors[s].replid = "another" }
+
+// Plain runs the plain equivalent (plain.go) of lua/name.lua on rdb with
+// keys and args as the script takes them, and returns its reply or its
+// error.
+func Plain(ctx context.Context, rdb *redis.Client, name string, keys []string, args ...any) (any, error) {
+	p := allScripts[name].plain(call{keys: keys, args: args})
+	run := func(cmds [][]any) ([]any, error) {
+		pipe := rdb.Pipeline()
+		sent := make([]*redis.Cmd, len(cmds))
+		for i, c := range cmds {
+			sent[i] = pipe.Do(ctx, c...)
+		}
+		_, _ = pipe.Exec(ctx)
+		var r request
+		for _, cmd := range sent {
+			r.record(cmd)
+		}
+		return r.res, r.err
+	}
+	if p.pre != nil {
+		res, err := run(p.pre)
+		if err != nil {
+			return nil, err
+		}
+		p.cmds = p.build(res)
+	}
+	res, err := run(p.cmds)
+	if err != nil {
+		return nil, err
+	}
+	v, err := p.decode(res)
+	if err != nil {
+		return nil, testCore().wrap(ctx, "test", err)
+	}
+	return v, nil
+}

@@ -52,7 +52,7 @@ type Filter[T any] struct {
 // [WithShardBytes] rejects. A filter of more than 16 MiB is sharded (see the
 // package documentation); a process that opens it while another creates it
 // waits for the creation, and one that finds a creation abandoned finishes
-// it, within 5 s of its last step. A redis.Ring is not supported.
+// it once it has seen the creation make no step for 5 s. A redis.Ring is not supported.
 func Open[T any](ctx context.Context, rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts ...Option) (*Filter[T], error) {
 	params, s, err := settingsOf(opts)
 	if err != nil {
@@ -66,7 +66,7 @@ func Open[T any](ctx context.Context, rdb redis.UniversalClient, name string, f 
 	if err := filter.c.open(ctx, s); err != nil {
 		return nil, err
 	}
-	filter.c.lostAdvice = "; the values put are gone: open the filter with WithRecreate to start it again empty, or let a Hybrid's Sync rebuild it; a Filter of a re-created filter must be opened again"
+	filter.c.lostAdvice = "; the values put are gone: open the filter with WithRecreate to create again what was lost, or let a Hybrid's Sync rebuild it; a Filter of a re-created filter must be opened again"
 	return filter, nil
 }
 
@@ -114,7 +114,7 @@ func (f *Filter[T]) MightContainMany(ctx context.Context, dst []bool, vs []T) ([
 // copy holds every value put before Snapshot started, and maybe some put
 // while it ran. It allocates about twice BitSize()/8 bytes.
 func (f *Filter[T]) Snapshot(ctx context.Context) (*bloom.Filter[T], error) {
-	return f.c.snapshot(ctx, 0)
+	return f.c.snapshot(ctx, 0, 0)
 }
 
 // Merge adds every value put in local to f, by ORing local's bits into f's,
@@ -127,7 +127,7 @@ func (f *Filter[T]) Snapshot(ctx context.Context) (*bloom.Filter[T], error) {
 // while Merge runs may or may not be merged; on error, some chunks may have
 // been merged.
 func (f *Filter[T]) Merge(ctx context.Context, local *bloom.Filter[T]) error {
-	return f.c.merge(ctx, local)
+	return f.c.merge(ctx, local, nil)
 }
 
 // BitCount returns the number of bits set in f, counted by Redis's

@@ -718,7 +718,7 @@ func TestString(t *testing.T) {
 	assert.Contains(t, s, "funnel.String MURMUR128_MITZ_64 9600 bits, 7 hash functions")
 	cfg, err := rdb.Get(ctx, f.ConfigKeys()[0]).Result()
 	require.NoError(t, err)
-	assert.Regexp(t, `^mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=[0-9a-f]{16}$`, cfg)
+	assert.Regexp(t, `^mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=[0-9a-f]{16} n=1000 p=0.01$`, cfg)
 	assert.Equal(t, "{"+filterName(t)+"}", f.Keys()[0])
 	assert.Equal(t, "{"+filterName(t)+"}:config", f.ConfigKeys()[0])
 }

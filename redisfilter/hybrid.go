@@ -36,9 +36,9 @@ import (
 // must: a shard whose log no longer holds what this Hybrid has not read
 // (the log was trimmed, or started again, or the shard re-created) is
 // pulled whole, and after the server of a shard changed its replication
-// history (a failover, a restart), which may have lost bits, the whole
-// local filter is pushed once, so that the fleet puts back what any
-// replica had. [Hybrid.Stats] tells what each Sync moved.
+// history (a failover, a restart, or the shard's slot moved to another
+// master), which may have lost bits, that shard of the local filter is
+// pushed whole once, so that the fleet puts back what any replica had. [Hybrid.Stats] tells what each Sync moved.
 //
 // A Hybrid is safe for concurrent use by multiple goroutines; Put and
 // MightContain take no lock, and Syncs run one at a time.
@@ -52,12 +52,15 @@ type Hybrid[T any] struct {
 	probe   probe.Prober
 	changes *changeRings
 
-	mu       sync.Mutex // serializes Syncs, and guards what follows
-	pending  [][2]uint64
-	cursors  []cursor
-	pushAll  bool // the next Sync pushes the whole local filter
-	stats    HybridStats
-	lastSync atomic.Int64 // Unix nanoseconds
+	mu      sync.Mutex // serializes Syncs, and guards what follows
+	pending [][2]uint64
+	cursors []cursor
+	pushAll string // why the next Sync pushes the whole local filter, "" if it does not
+	// pushShards, if not nil, are the shards that the push of pushAll
+	// pushes: after a rebuild, those that were created again.
+	pushShards []bool
+	stats      HybridStats
+	lastSync   atomic.Int64 // Unix nanoseconds
 }
 
 // A cursor is where a Hybrid read a shard's change log up to.
@@ -74,8 +77,8 @@ func changeRingSize(bitSize int64) int {
 	return int(min(max(bitSize/8192, 1<<12), 1<<20))
 }
 
-// NewHybrid returns a Hybrid over remote, starting from a [Filter.Snapshot]
-// of it. It holds, beside the local filter, the hashes of the values put
+// NewHybrid returns a Hybrid over remote, starting from a copy of it, read
+// as [Filter.Snapshot] reads it. It holds, beside the local filter, the hashes of the values put
 // locally since the last Sync: up to one per 8192 bits of the filter, 24
 // bytes each, 2 MiB for a filter of 100 million values at 1%. Puts of more
 // new values than that between two Syncs make the next push the whole
@@ -86,20 +89,21 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 	own := *remote
 	h := &Hybrid[T]{remote: &own, changes: newChangeRings(changeRingSize(own.c.bitSize))}
 	started := time.Now()
-	// Where the logs end, read before the bits: a bit set after is either
-	// in the snapshot or in the logs from there on.
-	cursors, err := own.c.logEnds(ctx)
+	local, err := own.c.newLocal()
 	if err != nil {
-		return nil, err
+		return nil, own.c.wrap(ctx, "newHybrid", err)
 	}
-	local, err := own.Snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	h.local, h.cursors = local, cursors
+	h.local, h.cursors = local, make([]cursor, len(own.c.shards))
 	h.bits = filterbits.Of(local)
 	h.hash = strategy.HasherFor(local.Funnel())
 	h.probe = probe.For(local.Strategy() == strategy.Murmur128Mitz32, false)
+	all := make([]int, len(own.c.shards))
+	for i := range all {
+		all[i] = i
+	}
+	if err := h.pullShards(ctx, all, anyNode, 0); err != nil {
+		return nil, err
+	}
 	h.lastSync.Store(started.UnixNano())
 	return h, nil
 }
@@ -207,8 +211,8 @@ type SyncStats struct {
 	// Sent and Received are the bytes sent to Redis and received from it.
 	Sent, Received int64
 	// Pushed is the number of values pushed as changes; FullPush is set if
-	// the whole local filter was pushed instead, and FullPushReason says
-	// why: "overflow" (more new values than the Hybrid holds between
+	// the whole local filter was pushed instead (after a rebuild, the
+	// shards created again, whole), and FullPushReason says why: "overflow" (more new values than the Hybrid holds between
 	// Syncs), "history" (a server's replication ID changed, a failover or a
 	// restart that may have lost bits), "rebuild" (the filter was lost and
 	// created again).

@@ -9,24 +9,15 @@ import (
 type found struct {
 	cfg string // the config key's value, "" for none
 	n   int64  // the bitmap's length, or for a window the generations recorded
-	now int64  // the server's time, Unix ms
 }
 
-// inspect returns what inspect.lua finds of each shard, and of {name#0}, the
-// first shard of a filter of several shards in the releases before this
-// one.
-func (c *core[T]) inspect(ctx context.Context) ([]found, found, error) {
-	legacy := &shard{key: "{" + c.name + "#0}", cfgKey: "{" + c.name + "#0}:config"}
-	calls := make([]call, len(c.shards), len(c.shards)+1)
+// inspect returns what inspect.lua finds of each shard.
+func (c *core[T]) inspect(ctx context.Context) ([]found, error) {
+	calls := make([]call, len(c.shards))
 	for i := range c.shards {
 		calls[i] = c.inspectCall(&c.shards[i])
 	}
-	calls = append(calls, call{legacy, []string{legacy.cfgKey, legacy.key}, []any{"bitmap"}})
-	seen, err := c.inspectCalls(ctx, calls)
-	if err != nil {
-		return nil, found{}, err
-	}
-	return seen[:len(c.shards)], seen[len(c.shards)], nil
+	return c.inspectCalls(ctx, calls)
 }
 
 // inspectSettled returns what inspect does, and whether it is settled: the
@@ -37,29 +28,29 @@ func (c *core[T]) inspect(ctx context.Context) ([]found, found, error) {
 // others before they were created and the first after it was complete.
 // Every creation writes the first shard first and last, so if it held the
 // same before and after, the others are not being created.
-func (c *core[T]) inspectSettled(ctx context.Context) (seen []found, legacy found, settled bool, err error) {
+func (c *core[T]) inspectSettled(ctx context.Context) (seen []found, settled bool, err error) {
 	first := []call{c.inspectCall(&c.shards[0])}
 	before, err := c.inspectCalls(ctx, first)
 	if err != nil {
-		return nil, found{}, false, err
+		return nil, false, err
 	}
-	if seen, legacy, err = c.inspect(ctx); err != nil {
-		return nil, found{}, false, err
+	if seen, err = c.inspect(ctx); err != nil {
+		return nil, false, err
 	}
 	after, err := c.inspectCalls(ctx, first)
 	if err != nil {
-		return nil, found{}, false, err
+		return nil, false, err
 	}
-	return seen, legacy, before[0].cfg == after[0].cfg, nil
+	return seen, before[0].cfg == after[0].cfg, nil
 }
 
-// inspectCall returns the call of inspect.lua that reads shard s.
+// inspectCall returns the call of inspect.lua that reads shard s, and
+// checks the keys Open would write.
 func (c *core[T]) inspectCall(s *shard) call {
-	data := "bitmap"
 	if c.windowed {
-		data = "generations"
+		return call{s, []string{s.cfgKey, s.gensKey, s.holdKey}, []any{"generations"}}
 	}
-	return call{s, []string{s.cfgKey, s.dataKey(c.windowed)}, []any{data}}
+	return call{s, []string{s.cfgKey, s.key, s.holdKey, s.logKey, s.logState}, []any{"bitmap"}}
 }
 
 // inspectCalls runs calls of inspect.lua on the shards' masters.
@@ -67,7 +58,7 @@ func (c *core[T]) inspectCalls(ctx context.Context, calls []call) ([]found, erro
 	seen := make([]found, len(calls))
 	for i, rep := range c.runScript(ctx, inspectScript, master, calls) {
 		res, ok := rep.val.([]any)
-		if rep.err == nil && (!ok || len(res) != 3) {
+		if rep.err == nil && (!ok || len(res) != 2) {
 			rep.err = fmt.Errorf("inspect.lua answered %v", rep.val)
 		}
 		if rep.err != nil {
@@ -75,7 +66,6 @@ func (c *core[T]) inspectCalls(ctx context.Context, calls []call) ([]found, erro
 		}
 		seen[i].cfg, _ = res[0].(string)
 		seen[i].n, _ = res[1].(int64)
-		seen[i].now, _ = res[2].(int64)
 	}
 	return seen, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -150,7 +151,7 @@ func validName(name string) error {
 		return fmt.Errorf("filter name %q contains '{', '}' or '#', which would break the hash tag {name} that keeps a filter's keys in one Redis Cluster slot", name)
 	}
 	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return fmt.Errorf("filter name %q contains a control character", name)
 		}
 	}

@@ -136,6 +136,8 @@ func TestValidName(t *testing.T) {
 		"a#1":                             "'{', '}' or '#'",
 		"a\nb":                            "control character",
 		"a\x7fb":                          "control character",
+		"a\u0085b":                        "control character",
+		"a\u009fb":                        "control character",
 	}
 	for name, want := range tests {
 		assert.ErrorContains(t, validName(name), want, "%q", name)

@@ -2,7 +2,6 @@ package redisfilter_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -103,23 +102,5 @@ func TestOneNameOneFilter(t *testing.T) {
 				})
 			}
 		}
-	})
-}
-
-// TestLegacyLayout checks that a sharded filter of the releases whose first
-// shard was {name#0} is not taken for no filter at all.
-func TestLegacyLayout(t *testing.T) {
-	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
-		ctx := testContext(t)
-		name := filterName(t)
-		legacy := "{" + name + "#0}:config"
-		require.NoError(t, rdb.Set(ctx, legacy, "mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel=\"funnel.String\" shard-bytes=600 id=0123456789abcdef", 0).Err())
-		t.Cleanup(func() { rdb.Del(context.Background(), legacy) })
-		_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1000, 0.01, redisfilter.WithShardBytes(600))
-		assert.ErrorIs(t, err, redisfilter.ErrMismatch)
-		assert.ErrorContains(t, err, "earlier release")
-		_, err = redisfilter.Open(ctx, rdb, name, funnel.String, 1000, 0.01)
-		assert.ErrorIs(t, err, redisfilter.ErrMismatch)
-		assert.False(t, errors.Is(err, redisfilter.ErrLost))
 	})
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,9 +22,10 @@ import (
 // filter whose first shard has its config is complete, one whose first
 // shard holds a claim is being created, and one whose other shards exist
 // without any config in the first has lost its first shard. An Open that
-// finds a claim waits while it is renewed, and takes over one that is not,
-// finishing the creation it claimed; since no Filter could open a filter
-// before it was complete, none has had a put.
+// finds a claim waits while it is renewed, and takes over one that it has
+// seen unchanged for claimLease, by its own clock, finishing the creation it
+// claimed; since no Filter could open a filter before it was complete, none
+// has had a put.
 const (
 	// claimLease is how long a claim holds unless renewed: the creation
 	// renews it before each shard, which takes some 10 ms to create, so
@@ -47,28 +50,50 @@ var (
 	errChanged = errors.New("redisfilter: filter changed while it was being created")
 )
 
+// A claimWatch is the claim an Open found in the first shard's config key,
+// and since when, by the Open's clock.
+type claimWatch struct {
+	claim string
+	since time.Time
+}
+
+// live reports whether cfg, the first shard's config, is a claim that is
+// live: one renewed within claimLease, as far as w, which it updates, has
+// seen, and not given up.
+func (w *claimWatch) live(cfg string) bool {
+	_, token, ok := parseClaim(cfg)
+	if !ok {
+		return false
+	}
+	if cfg != w.claim {
+		*w = claimWatch{cfg, time.Now()}
+	}
+	return token != "0" && time.Since(w.since) < claimLease
+}
+
 // open finds the filter's config, or creates the filter, and records the
 // config in c.
 func (c *core[T]) open(ctx context.Context, s settings) error {
 	if err := c.checkEviction(ctx, s); err != nil {
 		return err
 	}
+	var watch claimWatch
 	for attempt := 0; ; attempt++ {
-		seen, legacy, err := c.inspect(ctx)
+		seen, err := c.inspect(ctx)
 		if err != nil {
 			return err
 		}
-		create, err := c.decide(seen, legacy, s)
+		create, err := c.decide(seen, s, watch.live(seen[0].cfg))
 		if errors.Is(err, ErrLost) {
 			var settled bool
-			seen, legacy, settled, err = c.inspectSettled(ctx)
+			seen, settled, err = c.inspectSettled(ctx)
 			if err != nil {
 				return err
 			}
 			if !settled && attempt < 10 {
 				continue // a creation began or ended while Open read it
 			}
-			create, err = c.decide(seen, legacy, s)
+			create, err = c.decide(seen, s, watch.live(seen[0].cfg))
 		}
 		if errors.Is(err, errWait) {
 			select {
@@ -98,8 +123,9 @@ func (c *core[T]) open(ctx context.Context, s settings) error {
 }
 
 // decide says, from what Open found, which config the filter is to have
-// and what to write, or why it cannot be opened.
-func (c *core[T]) decide(seen []found, legacy found, s settings) (creation, error) {
+// and what to write, or why it cannot be opened; live says whether the
+// first shard holds a live claim.
+func (c *core[T]) decide(seen []found, s settings, live bool) (creation, error) {
 	first := seen[0]
 	all := func(cfg string) (creation, error) {
 		w := make([]bool, len(seen))
@@ -108,15 +134,14 @@ func (c *core[T]) decide(seen []found, legacy found, s settings) (creation, erro
 		}
 		return creation{cfg: cfg, claim: len(seen) > 1, write: w}, nil
 	}
-	if claimed, deadline, ok := parseClaim(first.cfg); ok {
-		live := deadline > first.now
+	if claimed, _, ok := parseClaim(first.cfg); ok {
 		switch {
 		case paramsOf(claimed) != c.params && live:
 			return creation{}, c.problemError("open", problem{kind: otherConfig, key: c.shards[0].cfgKey, detail: claimed})
 		case live:
 			return creation{}, errWait
 		case paramsOf(claimed) != c.params:
-			return all(newConfig(c.params))
+			return all(newConfig(c.params, c.expected, c.fpp))
 		}
 		// Finish the abandoned creation: its complete shards stay.
 		w := make([]bool, len(seen))
@@ -129,9 +154,6 @@ func (c *core[T]) decide(seen []found, legacy found, s settings) (creation, erro
 		if f.cfg != "" && paramsOf(f.cfg) != c.params {
 			return creation{}, c.problemError("open", problem{kind: otherConfig, key: c.shards[i].cfgKey, detail: f.cfg})
 		}
-	}
-	if first.cfg == "" && legacy.cfg != "" {
-		return creation{}, fmt.Errorf("%w: open %q: %s holds the config of a filter of this name that an earlier release of redisfilter created, which kept the first shard of a sharded filter there; delete that filter's keys ({%s}, {%s#…}) or use another name", ErrMismatch, c.name, c.name+"#0}:config", c.name, c.name)
 	}
 	var problems []string
 	fresh, ids := true, make(map[string]bool)
@@ -150,13 +172,13 @@ func (c *core[T]) decide(seen []found, legacy found, s settings) (creation, erro
 	}
 	switch {
 	case fresh:
-		return all(newConfig(c.params))
+		return all(newConfig(c.params, c.expected, c.fpp))
 	case problems == nil:
 		return creation{cfg: first.cfg}, nil
 	case s.recreate:
-		return all(newConfig(c.params))
+		return all(newConfig(c.params, c.expected, c.fpp))
 	case s.adopt && len(ids) <= 1 && c.adoptable(seen):
-		cfg := newConfig(c.params)
+		cfg := newConfig(c.params, c.expected, c.fpp)
 		for id := range ids {
 			cfg = id
 		}
@@ -166,9 +188,9 @@ func (c *core[T]) decide(seen []found, legacy found, s settings) (creation, erro
 		}
 		return creation{cfg: cfg, write: w}, nil
 	}
-	advice := "open it with WithRecreate to start it again empty, or rebuild it from a Hybrid's Sync"
+	advice := "open it with WithRecreate to create again, empty, the shards that were lost (the others keep their bits), or rebuild it from a Hybrid's Sync"
 	if c.adoptable(seen) && len(ids) <= 1 {
-		advice = "if the bitmaps are this filter's, open it with WithAdopt to take them back; otherwise open it with WithRecreate to start it again empty"
+		advice = "if the bitmaps are this filter's, open it with WithAdopt to take them back; otherwise open it with WithRecreate to create again, empty, the shards that were lost"
 	}
 	if c.windowed {
 		advice = "if the generations are this filter's, open it with WithAdopt to take them back; otherwise delete the filter's keys"
@@ -219,7 +241,7 @@ func (c *core[T]) create(ctx context.Context, seen []found, cr creation) (err er
 			return nil
 		}
 		var ok bool
-		claim, ok, err = c.claim(ctx, claim, cr.cfg, claimLease)
+		claim, ok, err = c.claim(ctx, claim, cr.cfg, claimToken())
 		if err == nil && !ok {
 			err = errChanged
 		}
@@ -233,7 +255,7 @@ func (c *core[T]) create(ctx context.Context, seen []found, cr creation) (err er
 			if err != nil && ctx.Err() != nil {
 				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 				defer cancel()
-				_, _, _ = c.claim(rctx, claim, cr.cfg, 0)
+				_, _, _ = c.claim(rctx, claim, cr.cfg, "0")
 			}
 		}()
 	}
@@ -254,12 +276,19 @@ func (c *core[T]) create(ctx context.Context, seen []found, cr creation) (err er
 		if i == 0 {
 			was.cfg = claim
 		}
+		// A bitmap of the shard's length keeps its bits, whatever is
+		// created: a shard that survived a loss, or one WithAdopt takes
+		// back. Its log goes on if the shard had a config, so that the
+		// Hybrids that read it need not read it whole.
 		what := mode
-		if !c.windowed && was.cfg == "" && was.n == s.nbytes() && !cr.claim {
+		if !c.windowed && was.n == s.nbytes() {
 			what = "adopt"
+			if seen[i].cfg != "" {
+				what = "keep"
+			}
 		}
 		keys := []string{s.cfgKey, s.dataKey(c.windowed), s.holdKey, s.logKey, s.logState}
-		rep := c.runScript(ctx, createScript, write, []call{{s, keys, []any{was.cfg, cr.cfg, s.nbytes(), was.n, what}}})[0]
+		rep := c.runScript(ctx, createScript, write, []call{{s, keys, []any{was.cfg, cr.cfg, s.nbytes(), was.n, what, newEpoch()}}})[0]
 		if rep.err != nil {
 			return rep.err
 		}
@@ -270,16 +299,34 @@ func (c *core[T]) create(ctx context.Context, seen []found, cr creation) (err er
 	return nil
 }
 
+// lastToken is the last token claimToken returned.
+var lastToken atomic.Int64
+
+// claimToken returns the token of a claim renewed now: when it lapses, in
+// Unix milliseconds of this process's clock, as the releases before read
+// it (with the server's clock), and greater than every token before, so
+// that each renewal changes the claim.
+func claimToken() string {
+	for {
+		last := lastToken.Load()
+		t := max(time.Now().Add(claimLease).UnixMilli(), last+1)
+		if lastToken.CompareAndSwap(last, t) {
+			return strconv.FormatInt(t, 10)
+		}
+	}
+}
+
 // claim runs claim.lua on the first shard: if its config key still holds
-// found, it writes a claim for cfg that holds for lease, and returns it.
-func (c *core[T]) claim(ctx context.Context, found, cfg string, lease time.Duration) (string, bool, error) {
+// found, it writes a claim for cfg with token (see lua/claim.lua), and
+// returns it.
+func (c *core[T]) claim(ctx context.Context, found, cfg, token string) (string, bool, error) {
 	s := &c.shards[0]
-	rep := c.runScript(ctx, claimScript, master, []call{{s, []string{s.cfgKey}, []any{found, cfg, lease.Milliseconds()}}})[0]
+	rep := c.runScript(ctx, claimScript, master, []call{{s, []string{s.cfgKey}, []any{found, cfg, token}}})[0]
 	if rep.err != nil {
 		return found, false, rep.err
 	}
 	res, _ := rep.val.([]any)
-	if len(res) != 3 {
+	if len(res) != 2 {
 		return found, false, fmt.Errorf("claim.lua answered %v", rep.val)
 	}
 	claim, _ := res[1].(string)

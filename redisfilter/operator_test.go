@@ -310,59 +310,6 @@ func TestAdopt(t *testing.T) {
 	})
 }
 
-// TestReadOnlyUser opens and reads a filter as a user with read-only key
-// permissions and no write command, and without INFO: every read works,
-// every write is ErrNoPermission.
-func TestReadOnlyUser(t *testing.T) {
-	srv := faultServer(t)
-	admin := newClient(srv.addr())
-	t.Cleanup(func() { admin.Close() })
-	ctx := testContext(t)
-	f, err := redisfilter.Open(ctx, admin, "shared", funnel.String, 1000, 0.01)
-	require.NoError(t, err)
-	values := randomStrings(rand.New(rand.NewPCG(37, 38)), 300)
-	require.NoError(t, f.PutMany(ctx, values))
-	w, err := redisfilter.OpenWindowed(ctx, admin, "window", funnel.String, 1000, 0.01, time.Hour, 2)
-	require.NoError(t, err)
-	require.NoError(t, w.PutMany(ctx, values))
-	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", "reader", "on", ">secret", "resetkeys", "%R~*",
-		"-@all", "+@connection", "+evalsha_ro", "+eval_ro",
-		"+get", "+strlen", "+bitfield_ro", "+getrange", "+bitcount", "+zscore", "+zcard", "+time").Err())
-	ro := newClient(srv.addr(), func(o *redis.Options) { o.Username, o.Password = "reader", "secret" })
-	t.Cleanup(func() { ro.Close() })
-
-	rf, err := redisfilter.Open(ctx, ro, "shared", funnel.String, 1000, 0.01)
-	require.NoError(t, err, "a read-only user opens an existing filter")
-	found, err := rf.MightContainMany(ctx, nil, values)
-	require.NoError(t, err)
-	assert.NotContains(t, found, false)
-	ok, err := rf.MightContain(ctx, values[0])
-	require.NoError(t, err)
-	assert.True(t, ok)
-	snap, err := rf.Snapshot(ctx)
-	require.NoError(t, err)
-	assert.True(t, snap.Equal(mustLocal(t, 1000, values...)))
-	count, err := rf.BitCount(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, snap.BitCount(), count)
-	h, err := redisfilter.NewHybrid(ctx, rf)
-	require.NoError(t, err)
-	require.NoError(t, h.Sync(ctx), "a Sync with nothing to push only reads")
-
-	rw, err := redisfilter.OpenWindowed(ctx, ro, "window", funnel.String, 1000, 0.01, time.Hour, 2)
-	require.NoError(t, err)
-	found, err = rw.MightContainMany(ctx, nil, values)
-	require.NoError(t, err)
-	assert.NotContains(t, found, false)
-
-	_, err = rf.Put(ctx, "new")
-	assert.ErrorIs(t, err, redisfilter.ErrNoPermission)
-	t.Log(err)
-	assert.ErrorIs(t, rf.Merge(ctx, mustLocal(t, 1000, "new")), redisfilter.ErrNoPermission)
-	_, err = redisfilter.Open(ctx, ro, "missing", funnel.String, 1000, 0.01)
-	assert.ErrorIs(t, err, redisfilter.ErrNoPermission, "creating a filter")
-}
-
 // TestOutOfMemory lowers maxmemory under noeviction below what the server
 // uses: writes are ErrOutOfMemory, and reads, Snapshot and a Hybrid's pull
 // go on.

@@ -61,10 +61,13 @@ func WithEvictionAllowed() Option {
 	return own("WithEvictionAllowed", func(s *settings) { s.allowEviction = true })
 }
 
-// WithRecreate lets Open start a lost filter again, empty: one whose config
-// key exists but whose bitmap is gone. Without it Open returns an error
-// wrapping [ErrLost]. Every other Filter of the name then gets errors
-// wrapping ErrLost, never empty answers, until it is opened again.
+// WithRecreate lets Open start a lost filter again: one whose config key
+// exists but whose bitmap, or one shard's, is gone. Only what was lost is
+// created again, empty: every shard that still holds its bitmap keeps its
+// bits, so that the values that survived the loss still answer true. The
+// filter gets a new identity: every other Filter of the name then gets
+// errors wrapping [ErrLost], never empty answers, until it is opened again.
+// Without it Open returns an error wrapping ErrLost.
 func WithRecreate() Option {
 	return own("WithRecreate", func(s *settings) { s.recreate = true })
 }

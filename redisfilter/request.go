@@ -24,25 +24,30 @@ type request struct {
 	unconfirmed error
 }
 
+// The words of a BITFIELD, boxed once: a string put in an interface
+// allocates, but for a constant.
+var bitfieldGet, bitfieldSet, bitfieldU1, bitfieldOne any = "GET", "SET", "u1", "1"
+
 // newRequest returns the request that puts or tests bits, of shard s.
 func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
 	r := &request{shard: s, bits: bits}
 	bitfield := func(cmd, key string, set bool) []any {
-		per, op := 3, "GET"
+		op := bitfieldGet
 		if set {
-			per, op = 4, "SET"
+			op = bitfieldSet
 		}
-		args := make([]any, 0, 2+per*len(bits))
-		args = append(args, cmd, key)
+		// In the batch's arena, which every step of the call reuses.
+		start := len(b.arena)
+		b.arena = append(b.arena, cmd, key)
 		for i := range bits {
 			// A pointer boxes without allocating, and go-redis sends
 			// it in decimal.
-			args = append(args, op, "u1", &bits[i].off)
+			b.arena = append(b.arena, op, bitfieldU1, &bits[i].off)
 			if set {
-				args = append(args, "1")
+				b.arena = append(b.arena, bitfieldOne)
 			}
 		}
-		return args
+		return b.arena[start:len(b.arena):len(b.arena)]
 	}
 	if b.put {
 		// EVAL's number of keys, then the keys, as guard.lua names them.
@@ -50,7 +55,7 @@ func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
 		if b.windowed {
 			key = s.genKey(b.gens[0])
 			keys = []any{4, s.cfgKey, key, s.holdKey, s.gensKey}
-			args = append(args, b.expireAt)
+			args = append(args, b.expireAt, b.now)
 		}
 		guard := append(append([]any{"EVAL", guardScript.text}, keys...), args...)
 		unguard := []any{"EVAL", unguardScript.text, 3, s.cfgKey, key, s.holdKey}
@@ -126,13 +131,8 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 		ngens, per = len(b.gens), 2
 	}
 	after := 1 + (per+1)*ngens // the second GET
-	for _, cfg := range []any{r.res[0], r.res[after]} {
-		if cfg == nil {
-			return problem{kind: noConfig, key: r.shard.cfgKey}
-		}
-		if cfg != c.cfg {
-			return problem{kind: otherConfig, key: r.shard.cfgKey, detail: fmt.Sprint(cfg)}
-		}
+	if err := checkConfigs(r.shard.cfgKey, c.cfg, r.res[0], r.res[after]); err != nil {
+		return err
 	}
 	want := r.shard.nbytes()
 	created := make([]bool, ngens)
@@ -176,6 +176,22 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 			if v[i] == int64(0) {
 				a.unset[bt.value*ngens+g] = true
 			}
+		}
+	}
+	return nil
+}
+
+// checkConfigs returns the problem of the values cfgs of the config key
+// cfgKey, read before and after a read, if one is not want, or nil: what
+// check_config in lua/lib.lua checks, for the reads made of plain
+// commands.
+func checkConfigs(cfgKey string, want any, cfgs ...any) error {
+	for _, cfg := range cfgs {
+		switch {
+		case cfg == nil:
+			return problem{kind: noConfig, key: cfgKey}
+		case cfg != want:
+			return problem{kind: otherConfig, key: cfgKey, detail: fmt.Sprint(cfg)}
 		}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +123,7 @@ func TestScriptGuard(t *testing.T) {
 		keys := []string{k.cfg, k.gen, k.hold, k.gens}
 		expireAt := time.Now().Add(time.Hour).UnixMilli()
 		// A generation never created is created, recorded with its expiry.
-		res, err := eval(t, rdb, "guard", keys, scriptConfig, 8, expireAt)
+		res, err := eval(t, rdb, "guard", keys, scriptConfig, 8, expireAt, time.Now().UnixMilli())
 		require.NoError(t, err)
 		assert.EqualValues(t, 1, res)
 		assert.EqualValues(t, 8, rdb.StrLen(ctx, k.gen).Val())
@@ -132,7 +131,7 @@ func TestScriptGuard(t *testing.T) {
 		assert.EqualValues(t, expireAt, rdb.PExpireTime(ctx, k.gen).Val().Milliseconds())
 		// One recorded with an expiry to come, but gone, is lost.
 		require.NoError(t, rdb.Del(ctx, k.gen).Err())
-		_, err = eval(t, rdb, "guard", keys, scriptConfig, 8, expireAt)
+		_, err = eval(t, rdb, "guard", keys, scriptConfig, 8, expireAt, time.Now().UnixMilli())
 		assertFails(t, err, redisfilter.ErrLost, "guard of a lost generation")
 		res, err = eval(t, rdb, "unguard", keys)
 		require.NoError(t, err)
@@ -140,7 +139,7 @@ func TestScriptGuard(t *testing.T) {
 		assert.Zero(t, rdb.Exists(ctx, k.gen).Val(), "unguard removes the guard's hash")
 		// One recorded that expired is created again.
 		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: float64(time.Now().Add(-time.Minute).UnixMilli()), Member: k.gen}).Err())
-		_, err = eval(t, rdb, "guard", keys, scriptConfig, 8, expireAt)
+		_, err = eval(t, rdb, "guard", keys, scriptConfig, 8, expireAt, time.Now().UnixMilli())
 		require.NoError(t, err)
 		assert.EqualValues(t, 8, rdb.StrLen(ctx, k.gen).Val())
 	})
@@ -166,19 +165,39 @@ func TestScriptRead(t *testing.T) {
 			for _, what := range []string{"range", "count"} {
 				_, err := eval(t, rdb, "read", []string{k.cfg, k.bitmap}, scriptConfig, 8, what, 0, 7)
 				assertFails(t, err, b.sentinel, what)
+				// The same read in plain commands, for a user that may
+				// not run scripts, fails alike.
+				_, err = redisfilter.Plain(ctx, rdb, "read", []string{k.cfg, k.bitmap}, scriptConfig, int64(8), what, 0, 7)
+				assert.ErrorIs(t, err, b.sentinel, "plain %s", what)
 			}
 		})
 	}
+	t.Run("plain", func(t *testing.T) {
+		k := shardOf(t, rdb, bits)
+		res, err := redisfilter.Plain(ctx, rdb, "read", []string{k.cfg, k.bitmap}, scriptConfig, int64(8), "range", 1, 2)
+		require.NoError(t, err)
+		assert.Equal(t, bits[1:3], res)
+		res, err = redisfilter.Plain(ctx, rdb, "read", []string{k.cfg, k.bitmap}, scriptConfig, int64(8), "count", 0, 7)
+		require.NoError(t, err)
+		assert.EqualValues(t, 13, res)
+		keys := []string{k.cfg, k.gen, k.gens}
+		res, err = redisfilter.Plain(ctx, rdb, "read", keys, scriptConfig, int64(8), "range", 0, 7, time.Now().UnixMilli())
+		require.NoError(t, err, "a generation never created reads as empty")
+		assert.Equal(t, "", res)
+		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: k.gen}).Err())
+		_, err = redisfilter.Plain(ctx, rdb, "read", keys, scriptConfig, int64(8), "range", 0, 7, time.Now().UnixMilli())
+		assert.ErrorIs(t, err, redisfilter.ErrLost, "a generation gone before its expiry")
+	})
 	t.Run("window", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
 		keys := []string{k.cfg, k.gen, k.gens}
 		for _, what := range []string{"range", "count"} {
-			res, err := eval(t, rdb, "read", keys, scriptConfig, 8, what, 0, 7)
+			res, err := eval(t, rdb, "read", keys, scriptConfig, 8, what, 0, 7, time.Now().UnixMilli())
 			require.NoError(t, err, "a generation never created reads as empty")
 			assert.Contains(t, []any{"", int64(0)}, res)
 		}
 		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: k.gen}).Err())
-		_, err := eval(t, rdb, "read", keys, scriptConfig, 8, "range", 0, 7)
+		_, err := eval(t, rdb, "read", keys, scriptConfig, 8, "range", 0, 7, time.Now().UnixMilli())
 		assertFails(t, err, redisfilter.ErrLost, "a generation gone before its expiry")
 	})
 }
@@ -192,23 +211,23 @@ func TestScriptMerge(t *testing.T) {
 	}
 	t.Run("ors", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
-		res, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 6, "\x0f\x01", 4096, 16)
+		res, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 6, "\x0f\x01", 4096, 16, "42")
 		require.NoError(t, err)
 		assert.EqualValues(t, 5, res, "the bits changed")
 		assert.Equal(t, "\x01\x00\x00\x00\x00\x00\x0f\x81", rdb.Get(ctx, k.bitmap).Val())
 		assert.Zero(t, rdb.Exists(ctx, k.bitmap+":merge:a", k.bitmap+":merge:b").Val(), "no temporary key is left")
 		assert.Equal(t, offsets(52, 53, 54, 55, 63), rdb.Get(ctx, k.log).Val(), "the log has the bits changed")
-		res, err = eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\x01", 4096, 16)
+		res, err = eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\x01", 4096, 16, "42")
 		require.NoError(t, err)
 		assert.EqualValues(t, 0, res, "a merge that changes nothing")
 		assert.Equal(t, offsets(52, 53, 54, 55, 63), rdb.Get(ctx, k.log).Val(), "logs nothing")
 	})
 	t.Run("too many to log", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
-		_, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 6, "\x0f\x01", 4096, 16)
+		_, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 6, "\x0f\x01", 4096, 16, "42")
 		require.NoError(t, err)
 		state := rdb.Get(ctx, k.state).Val()
-		res, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\xff\xff\xff", 4096, 16)
+		res, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\xff\xff\xff", 4096, 16, "42")
 		require.NoError(t, err)
 		assert.EqualValues(t, 23, res)
 		assert.Empty(t, rdb.Get(ctx, k.log).Val(), "the log starts again")
@@ -219,7 +238,7 @@ func TestScriptMerge(t *testing.T) {
 			k := shardOf(t, rdb, bits)
 			require.NoError(t, b.apply(ctx, rdb, k))
 			before := rdb.Dump(ctx, k.bitmap).Val()
-			_, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\xff", 4096, 16)
+			_, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\xff", 4096, 16, "42")
 			assertFails(t, err, b.sentinel, "merge")
 			assert.Equal(t, before, rdb.Dump(ctx, k.bitmap).Val(), "the bitmap is unchanged")
 			assert.Zero(t, rdb.Exists(ctx, tmp(k)[2:]...).Val(), "no temporary key or log is left")
@@ -289,11 +308,10 @@ func TestScriptInspect(t *testing.T) {
 	k := newScriptKeys(t)
 	res, err := eval(t, rdb, "inspect", []string{k.cfg, k.bitmap}, "bitmap")
 	require.NoError(t, err)
-	require.Len(t, res, 3)
+	require.Len(t, res, 2)
 	_, isString := res.([]any)[0].(string)
 	assert.False(t, isString, "no config")
 	assert.EqualValues(t, 0, res.([]any)[1])
-	assert.InDelta(t, time.Now().UnixMilli(), res.([]any)[2], 60e3, "the server's time")
 	k = shardOf(t, rdb, "12345678")
 	res, err = eval(t, rdb, "inspect", []string{k.cfg, k.bitmap}, "bitmap")
 	require.NoError(t, err)
@@ -307,34 +325,31 @@ func TestScriptInspect(t *testing.T) {
 func TestScriptClaim(t *testing.T) {
 	rdb := sharedClient(t)
 	ctx := testContext(t)
-	claim := func(k scriptKeys, found, cfg string, lease time.Duration) []any {
+	claim := func(k scriptKeys, found, cfg, token string) []any {
 		t.Helper()
-		res, err := eval(t, rdb, "claim", []string{k.cfg}, found, cfg, lease.Milliseconds())
+		res, err := eval(t, rdb, "claim", []string{k.cfg}, found, cfg, token)
 		require.NoError(t, err)
-		require.Len(t, res, 3)
+		require.Len(t, res, 2)
 		return res.([]any)
 	}
 	k := newScriptKeys(t)
-	res := claim(k, "", scriptConfig, time.Hour)
+	res := claim(k, "", scriptConfig, "5")
 	require.EqualValues(t, 1, res[0])
 	mine := res[1].(string)
-	assert.Regexp(t, `^creating \d+ `+regexp.QuoteMeta(scriptConfig)+"$", mine)
+	assert.Equal(t, "creating 5 "+scriptConfig, mine)
 	assert.Equal(t, mine, rdb.Get(ctx, k.cfg).Val())
 
-	res = claim(k, "", scriptConfig, time.Hour)
-	assert.Equal(t, []any{int64(0), mine}, res[:2], "the config key changed since it was read")
-	res = claim(k, mine, "mitzbloom/redisfilter v1 bits=128 id=2", time.Hour)
-	assert.Equal(t, []any{int64(0), mine}, res[:2], "a live claim of another creation is not taken")
-	res = claim(k, mine, scriptConfig, time.Hour)
+	res = claim(k, "", scriptConfig, "6")
+	assert.Equal(t, []any{int64(0), mine}, res, "the config key changed since it was read")
+	res = claim(k, mine, scriptConfig, "6")
 	assert.EqualValues(t, 1, res[0], "the creation renews its claim")
-	mine = res[1].(string)
-	res = claim(k, mine, scriptConfig, 0)
-	assert.EqualValues(t, 1, res[0], "and gives it up")
-	given := res[1].(string)
-	res = claim(k, given, "mitzbloom/redisfilter v1 bits=128 id=2", time.Hour)
-	assert.EqualValues(t, 1, res[0], "an expired claim is taken over")
-	res = claim(k, "", scriptConfig, time.Hour)
-	assert.EqualValues(t, 0, res[0])
+	renewed := res[1].(string)
+	res = claim(k, mine, "mitzbloom/redisfilter v1 bits=128 id=2", "7")
+	assert.Equal(t, []any{int64(0), renewed}, res, "a claim renewed since it was read is not taken")
+	res = claim(k, renewed, scriptConfig, "0")
+	assert.Equal(t, []any{int64(1), "creating 0 " + scriptConfig}, res, "the creation gives it up")
+	res = claim(k, res[1].(string), "mitzbloom/redisfilter v1 bits=128 id=2", "8")
+	assert.EqualValues(t, 1, res[0], "a claim given up is taken over")
 }
 
 func TestScriptCreate(t *testing.T) {
@@ -342,7 +357,7 @@ func TestScriptCreate(t *testing.T) {
 	ctx := testContext(t)
 	create := func(k scriptKeys, data, found string, foundLen int, what string) []any {
 		t.Helper()
-		res, err := eval(t, rdb, "create", []string{k.cfg, data, k.hold, k.log, k.state}, found, scriptConfig, 8, foundLen, what)
+		res, err := eval(t, rdb, "create", []string{k.cfg, data, k.hold, k.log, k.state}, found, scriptConfig, 8, foundLen, what, "42")
 		require.NoError(t, err)
 		return res.([]any)
 	}
@@ -356,12 +371,26 @@ func TestScriptCreate(t *testing.T) {
 		assert.EqualValues(t, 1, rdb.Exists(ctx, k.log).Val(), "the change log exists, so that Puts name no missing key")
 		assert.Equal(t, "mitzbloom", rdb.Get(ctx, k.hold).Val())
 	})
-	t.Run("re-creates", func(t *testing.T) {
+	t.Run("never overwrites a bitmap", func(t *testing.T) {
 		k := newScriptKeys(t)
 		require.NoError(t, rdb.Set(ctx, k.cfg, "old", 0).Err())
 		require.NoError(t, rdb.Set(ctx, k.bitmap, "123", 0).Err())
-		assert.EqualValues(t, 1, create(k, k.bitmap, "old", 3, "create")[0])
-		assert.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00", rdb.Get(ctx, k.bitmap).Val())
+		_, err := eval(t, rdb, "create", []string{k.cfg, k.bitmap, k.hold, k.log, k.state}, "old", scriptConfig, 8, 3, "create", "42")
+		require.ErrorContains(t, err, "exists")
+		assert.Equal(t, "123", rdb.Get(ctx, k.bitmap).Val())
+		assert.Equal(t, "old", rdb.Get(ctx, k.cfg).Val())
+	})
+	t.Run("keeps a shard and its log", func(t *testing.T) {
+		k := newScriptKeys(t)
+		require.NoError(t, rdb.Set(ctx, k.cfg, "old", 0).Err())
+		require.NoError(t, rdb.Set(ctx, k.bitmap, "12345678", 0).Err())
+		require.NoError(t, rdb.Set(ctx, k.log, offsets(1, 2), 0).Err())
+		require.NoError(t, rdb.Set(ctx, k.state, "123 4", 0).Err())
+		assert.EqualValues(t, 1, create(k, k.bitmap, "old", 8, "keep")[0])
+		assert.Equal(t, "12345678", rdb.Get(ctx, k.bitmap).Val(), "a shard that survived keeps its bits")
+		assert.Equal(t, offsets(1, 2), rdb.Get(ctx, k.log).Val(), "and its log")
+		assert.Equal(t, "123 4", rdb.Get(ctx, k.state).Val())
+		assert.Equal(t, scriptConfig, rdb.Get(ctx, k.cfg).Val())
 	})
 	t.Run("adopts", func(t *testing.T) {
 		k := newScriptKeys(t)
@@ -414,9 +443,16 @@ func TestScriptLog(t *testing.T) {
 	}
 	changes := func(epoch string, pos, most int) []any {
 		t.Helper()
-		res, err := eval(t, rdb, "changes", []string{k.cfg, k.bitmap, k.log, k.state}, scriptConfig, 8, epoch, pos, most)
+		keys := []string{k.cfg, k.bitmap, k.log, k.state}
+		res, err := eval(t, rdb, "changes", keys, scriptConfig, 8, epoch, pos, most)
 		require.NoError(t, err)
 		require.Len(t, res, 5)
+		// The same read in plain commands, for a user that may not run
+		// scripts, answers alike, but for the replication ID, which
+		// needs INFO.
+		plain, err := redisfilter.Plain(ctx, rdb, "changes", keys, scriptConfig, int64(8), epoch, int64(pos), most)
+		require.NoError(t, err)
+		assert.Equal(t, res.([]any)[1:], plain.([]any)[1:], "plain changes(%q, %d, %d)", epoch, pos, most)
 		return res.([]any)
 	}
 	unguard(4096, 1, 2, 3)
@@ -439,7 +475,7 @@ func TestScriptLog(t *testing.T) {
 	assert.Equal(t, offsets(6, 7, 8, 9), changes(epoch, 20, 1000)[4])
 	assert.Equal(t, offsets(8, 9), changes(epoch, 28, 1000)[4])
 
-	require.NoError(t, rdb.Set(ctx, k.cfg, "other", 0).Err())
+	require.NoError(t, rdb.Set(ctx, k.cfg, strings.Replace(scriptConfig, "bits=64", "bits=128", 1), 0).Err())
 	_, err := eval(t, rdb, "changes", []string{k.cfg, k.bitmap, k.log, k.state}, scriptConfig, 8, epoch, 20, 1000)
 	assertFails(t, err, redisfilter.ErrMismatch, "changes of another filter")
 }

@@ -25,14 +25,13 @@ var luaFiles embed.FS
 var (
 	guardScript   = loadScript("guard", "lib")
 	unguardScript = loadScript("unguard", "log")
-	readScript    = loadScript("read", "lib")
+	readScript    = withPlain(loadScript("read", "lib"), readPlain)
 	mergeScript   = loadScript("merge", "lib", "log")
-	inspectScript = loadScript("inspect", "lib")
+	inspectScript = withPlain(loadScript("inspect", "lib"), inspectPlain)
 	claimScript   = loadScript("claim", "lib")
-	createScript  = loadScript("create", "log")
-	changesScript = loadScript("changes", "lib")
+	createScript  = loadScript("create", "lib", "log")
+	changesScript = withPlain(loadScript("changes", "lib"), changesPlain)
 	pushScript    = loadScript("push", "lib", "log")
-	masterScript  = loadScript("master")
 )
 
 // A script is one of lua/, as it is sent to Redis.
@@ -40,6 +39,9 @@ type script struct {
 	text     string
 	sha      string // its SHA-1, in hex, for EVALSHA
 	readOnly bool   // flags=no-writes: sent with EVALSHA_RO and EVAL_RO
+	// plain, if not nil, does what the script does with plain read
+	// commands, for a user that may not run scripts (see plain.go).
+	plain func(call) plainRead
 }
 
 // loadScript returns lua/name.lua, after its first line the functions of
@@ -83,8 +85,9 @@ type call struct {
 
 // A reply is what a call of a script returned.
 type reply struct {
-	val any // nil for Lua's false
-	err error
+	val     any // nil for Lua's false
+	err     error
+	replica bool // a replica may have answered
 }
 
 // command returns the command that runs s for cl: by its SHA-1, or by its
@@ -135,13 +138,16 @@ func (c *core[T]) runScript(ctx context.Context, s script, rt route, calls []cal
 	if len(again) > 0 {
 		c.sendChecked(ctx, again, rt, failed)
 	}
+	if s.plain != nil {
+		c.sendPlain(ctx, s, rt, calls, reqs, failed)
+	}
 	replies := make([]reply, len(reqs))
 	for i, r := range reqs {
 		if err := failed(r); err != nil {
 			replies[i].err = err
 			continue
 		}
-		replies[i] = reply{val: r.res[0], err: r.unconfirmed}
+		replies[i] = reply{val: r.res[0], err: r.unconfirmed, replica: r.replica}
 	}
 	return replies
 }

@@ -17,7 +17,6 @@ var allScripts = map[string]script{
 	"guard": guardScript, "unguard": unguardScript, "read": readScript,
 	"merge": mergeScript, "inspect": inspectScript, "claim": claimScript,
 	"create": createScript, "changes": changesScript, "push": pushScript,
-	"master": masterScript,
 }
 
 // TestScriptsAll checks that allScripts, which the other tests walk, has
@@ -43,9 +42,10 @@ func TestScriptText(t *testing.T) {
 			assert.False(t, strings.HasPrefix(strings.TrimSpace(line), "--"), "%s sends a comment: %q", name, line)
 		}
 		assert.Contains(t, src, "-- KEYS", "%s names its KEYS at the top", name)
-		if strings.Contains(src, "check_config(") || strings.Contains(src, "now_ms(") {
-			assert.Contains(t, s.text, "local function now_ms(", "%s has lib.lua's functions", name)
+		if strings.Contains(src, "check_config(") || strings.Contains(src, "check_owned(") {
+			assert.Contains(t, s.text, "local function check_config(", "%s has lib.lua's functions", name)
 		}
+		assert.NotContains(t, s.text, "'TIME'", "%s calls TIME, which ACL categories leave out", name)
 		if strings.Contains(src, "append_log(") || strings.Contains(src, "reset_log(") {
 			assert.Contains(t, s.text, "local function append_log(", "%s has log.lua's functions", name)
 		}

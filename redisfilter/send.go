@@ -77,27 +77,43 @@ func (c *core[T]) send(ctx context.Context, reqs []*request, rt route) {
 		}
 		// go-redis sends a read to a replica if the client was created
 		// with ReadOnly, and picks the node for each command of it on its
-		// own: a read of several commands, whose checks must come from the
-		// node that answers its bits, goes to the masters instead, after
-		// lua/master.lua, which makes go-redis route it so.
-		toMasters := !r.tx && len(r.cmds) > 1 && cl.Options().ReadOnly
-		r.err, r.res, r.replica = nil, nil, rt != write && cl.Options().ReadOnly && !toMasters
+		// own, and again for each command that failed: there a read of
+		// several commands, whose checks must come from the node that
+		// answers its bits, goes to its master as the slot map now has it,
+		// all of it, and if that node too redirects it, fails with
+		// ErrTryAgain. (An EVAL before it, which made go-redis route the
+		// pipeline to the masters, did not hold for the commands go-redis
+		// sent again, which a replica restarted empty answered with zero
+		// bits.) Without ReadOnly, go-redis sends each command to the
+		// master that holds its key, following ASK while a slot migrates:
+		// a key is whole on one node, so each answer is that key's.
+		if !r.tx && len(r.cmds) > 1 && cl.Options().ReadOnly {
+			r.err, r.res, r.replica = nil, nil, false
+			node, err := cl.MasterForKey(ctx, r.shard.key)
+			if err != nil {
+				r.err = err
+				continue
+			}
+			c.sendTo(ctx, node, []*request{r}, rt)
+			continue
+		}
+		r.err, r.res, r.replica = nil, nil, rt != write && cl.Options().ReadOnly
 		cmds := make([]*redis.Cmd, len(r.cmds))
 		add := func(p redis.Pipeliner) error {
-			if toMasters {
-				route := []any{"EVAL", masterScript.text, 1, r.shard.key}
-				c.meter.send(route)
-				p.Do(ctx, route...)
-			}
 			for i, args := range r.cmds {
 				cmds[i] = p.Do(ctx, args...)
 			}
 			return nil
 		}
+		var err error
 		if r.tx {
-			_, _ = cl.TxPipelined(ctx, add)
+			_, err = cl.TxPipelined(ctx, add)
 		} else {
-			_, _ = cl.Pipelined(ctx, add)
+			_, err = cl.Pipelined(ctx, add)
+		}
+		if err != nil && !anyErr([][]*redis.Cmd{cmds}, nil) {
+			r.err = err
+			continue
 		}
 		for i, cmd := range cmds {
 			c.meter.send(r.cmds[i])
@@ -166,8 +182,15 @@ func (c *core[T]) sendTo(ctx context.Context, node redis.Cmdable, reqs []*reques
 			execs[i] = pipe.Do(ctx, "EXEC")
 		}
 	}
-	// Each command carries its own error.
-	_, _ = pipe.Exec(ctx)
+	// Each command carries its own error, but for an error of the
+	// connection that no command got to carry: a failed AUTH (WRONGPASS)
+	// is returned by Exec alone.
+	if _, err := pipe.Exec(ctx); err != nil && !anyErr(cmds, execs) {
+		for _, r := range reqs {
+			r.err = err
+		}
+		return
+	}
 	for i, r := range reqs {
 		for j, cmd := range cmds[i] {
 			c.meter.send(r.cmds[j])
@@ -208,6 +231,23 @@ func (c *core[T]) sendTo(ctx context.Context, node redis.Cmdable, reqs []*reques
 			r.unconfirmed = unconfirmed
 		}
 	}
+}
+
+// anyErr reports whether a command of cmds or execs has an error.
+func anyErr(cmds [][]*redis.Cmd, execs []*redis.Cmd) bool {
+	for _, cs := range cmds {
+		for _, cmd := range cs {
+			if cmd != nil && cmd.Err() != nil {
+				return true
+			}
+		}
+	}
+	for _, cmd := range execs {
+		if cmd != nil && cmd.Err() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // record appends cmd's reply to r's, or sets r's error if cmd got no reply.

@@ -23,12 +23,14 @@ const logReadBytes = 1 << 20
 //
 // If Redis has lost the filter ([ErrLost]: a restart without persistence, a
 // flush, an eviction, or another process re-created it), Sync rebuilds it
-// from the local copy: it takes the filter as it is now, re-creating a
-// missing bitmap or config key, and pushes the whole local filter. Another
-// replica finds the filter re-created at its next Sync and pushes its whole
-// local filter too, so the fleet rebuilds the shared filter from its
-// replicas' copies within one interval, and no replica's local filter loses
-// a value meanwhile. A [Filter] opened before the loss, the one NewHybrid was
+// from the local copy: it takes the filter as it is now, re-creating the
+// shards whose bitmap is missing and no other (a shard that survived keeps
+// its bits and its change log), and pushes those shards of the local
+// filter whole. Another replica finds the filter re-created at its next
+// Sync and pushes the same shards of its local filter (those whose log is
+// not the one it read), so the fleet rebuilds the shared filter from its
+// replicas' copies within one interval, and no replica's local filter
+// loses a value meanwhile. A [Filter] opened before the loss, the one NewHybrid was
 // given included, gets errors wrapping ErrLost until it is opened again.
 func (h *Hybrid[T]) Sync(ctx context.Context) error {
 	h.mu.Lock()
@@ -71,10 +73,9 @@ func (h *Hybrid[T]) sync(ctx context.Context, st *SyncStats) error {
 			err = h.pull(ctx, st)
 		}
 	}
-	if err == nil && h.pushAll {
+	if err == nil && h.pushAll != "" {
 		// The pull found a server that may have lost bits: put back
 		// what this replica has.
-		st.FullPushReason = "history"
 		err = h.push(ctx, st)
 	}
 	if err != nil {
@@ -85,23 +86,33 @@ func (h *Hybrid[T]) sync(ctx context.Context, st *SyncStats) error {
 }
 
 // push pushes the values put locally since the last push, or the whole
-// local filter if the ring of their hashes overflowed or pushAll is set.
+// local filter if the ring of their hashes overflowed or pushAll is set,
+// by this Sync or by one before that failed to push it. After a rebuild,
+// which created again only the shards lost, it pushes those shards whole
+// and the values put since the last push as changes.
 func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 	var overflowed bool
 	h.pending, overflowed = h.changes.drain(h.pending)
-	if overflowed && !h.pushAll {
-		h.pushAll, st.FullPushReason = true, "overflow"
+	if overflowed {
+		h.pushWhole("overflow", nil)
 	}
-	if h.pushAll {
-		st.FullPush = true
-		err := h.remote.Merge(ctx, h.local)
-		if err == nil || errors.Is(err, ErrNotReplicated) {
-			h.pushAll, h.pending = false, h.pending[:0]
+	var unconfirmed error
+	if h.pushAll != "" {
+		st.FullPush, st.FullPushReason = true, h.pushAll
+		only := h.pushShards
+		err := h.remote.c.merge(ctx, h.local, only)
+		if err != nil && !errors.Is(err, ErrNotReplicated) {
+			return err
 		}
-		return err
+		h.pushAll, h.pushShards = "", nil
+		if only == nil {
+			h.pending = h.pending[:0]
+			return err
+		}
+		unconfirmed = err
 	}
 	if len(h.pending) == 0 {
-		return nil
+		return unconfirmed
 	}
 	err := h.remote.c.pushHashes(ctx, h.pending)
 	if err == nil || errors.Is(err, ErrNotReplicated) {
@@ -110,7 +121,7 @@ func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 		st.Pushed = len(h.pending)
 		h.pending = h.pending[:0]
 	}
-	return err
+	return cmp.Or(err, unconfirmed)
 }
 
 // pushHashes sets the bits of the values whose hashes are hs, with
@@ -155,21 +166,60 @@ func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64) error {
 	return c.wrap(ctx, "sync", unconfirmed)
 }
 
-// rebuild opens the shared filter again as it is now, re-creating its
-// bitmap or adopting it as needed, and pushes the whole local filter into
-// it.
+// rebuild opens the shared filter again as it is now, re-creating the
+// shards lost, and pushes into it, whole, every shard whose log is not the
+// one this Hybrid read: those created again (by this Hybrid, or by another
+// process before it), and those whose log it never read. A shard that
+// survived keeps its log, which the Hybrid goes on reading, and holds
+// every bit this Hybrid pushed to it.
 func (h *Hybrid[T]) rebuild(ctx context.Context, st *SyncStats) error {
-	if err := h.remote.c.open(ctx, settings{recreate: true, adopt: true, allowEviction: true}); err != nil {
+	c := &h.remote.c
+	if err := c.open(ctx, settings{recreate: true, adopt: true, allowEviction: true}); err != nil {
 		return err
 	}
-	h.pushAll = true
-	st.FullPushReason = "rebuild"
+	calls := make([]call, len(c.shards))
+	for i := range c.shards {
+		calls[i] = c.changesCall(&c.shards[i], cursor{}, 0, nil)
+	}
+	only := make([]bool, len(c.shards))
+	for i, rep := range c.runScript(ctx, changesScript, master, calls) {
+		if rep.err != nil {
+			return c.wrap(ctx, "sync", rep.err)
+		}
+		log, err := parseLog(rep.val)
+		if err != nil {
+			return c.wrap(ctx, "sync", err)
+		}
+		only[i] = log.epoch == "" || log.epoch != h.cursors[i].epoch
+	}
+	h.pushWhole("rebuild", only)
 	return h.push(ctx, st)
+}
+
+// pushWhole makes the next push push whole the shards of the local filter
+// that only says, or all of them if only is nil, besides those that an
+// earlier call asked for, for reason if none did.
+func (h *Hybrid[T]) pushWhole(reason string, only []bool) {
+	switch {
+	case h.pushAll == "":
+		h.pushAll, h.pushShards = reason, only
+	case h.pushShards == nil:
+	case only == nil:
+		h.pushShards = nil
+	default:
+		for i, o := range only {
+			h.pushShards[i] = h.pushShards[i] || o
+		}
+	}
 }
 
 // pull reads every shard's change log from where this Hybrid read it up to,
 // and sets the bits it holds in the local filter; it reads whole each
-// shard whose log no longer holds that position.
+// shard whose log no longer holds that position. A replica may lag its
+// master, or be of another history while it resyncs: an answer of a
+// replica that does not hold the position, or whose history is not the
+// cursor's, is asked again of the master, whose answer stands, so that a
+// replica behind a cursor read elsewhere costs no shard read whole.
 func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 	c := &h.remote.c
 	todo := make([]int, len(c.shards))
@@ -179,10 +229,27 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 	for len(todo) > 0 {
 		calls := make([]call, len(todo))
 		for i, s := range todo {
-			calls[i] = c.changesCall(&c.shards[s], h.cursors[s], logReadBytes)
+			calls[i] = c.changesCall(&c.shards[s], h.cursors[s], logReadBytes, nil)
 		}
-		var more []int
-		for i, rep := range c.runScript(ctx, changesScript, anyNode, calls) {
+		replies := c.runScript(ctx, changesScript, anyNode, calls)
+		var again []call
+		var at []int
+		for i, rep := range replies {
+			if rep.err != nil || !rep.replica {
+				continue
+			}
+			log, err := parseLog(rep.val)
+			if cur := h.cursors[todo[i]]; err != nil || log.records == nil || cur.replid != "" && log.replid != cur.replid {
+				again, at = append(again, calls[i]), append(at, i)
+			}
+		}
+		if len(again) > 0 {
+			for j, rep := range c.runScript(ctx, changesScript, master, again) {
+				replies[at[j]] = rep
+			}
+		}
+		var more, whole []int
+		for i, rep := range replies {
 			if rep.err != nil {
 				return c.wrap(ctx, "sync", rep.err)
 			}
@@ -193,13 +260,14 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 			}
 			cur := &h.cursors[s]
 			if cur.replid != "" && log.replid != cur.replid {
-				h.pushAll = true
+				// The server may have lost bits of this shard, and only
+				// of this one: put back what this replica has of it.
+				only := make([]bool, len(c.shards))
+				only[s] = true
+				h.pushWhole("history", only)
 			}
 			if log.records == nil || cur.replid != "" && log.replid != cur.replid {
-				if err := h.pullShard(ctx, s); err != nil {
-					return err
-				}
-				st.FullPulls++
+				whole = append(whole, s)
 				continue
 			}
 			sh := &c.shards[s]
@@ -213,85 +281,97 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 				more = append(more, s)
 			}
 		}
+		if len(whole) > 0 {
+			if err := h.pullShards(ctx, whole, anyNode, 0); err != nil {
+				return err
+			}
+			st.FullPulls += len(whole)
+		}
 		todo = more
 	}
 	return nil
 }
 
-// pullShard reads shard s whole into the local filter, and sets its cursor
-// to where its log ended before.
-func (h *Hybrid[T]) pullShard(ctx context.Context, s int) error {
+// pullShards reads shards whole into the local filter, and sets each one's
+// cursor where its log ended. Each chunk is read with changes.lua, with
+// the log's end on the node that answers in the same step, so that the
+// chunk holds every bit the log recorded before that end; the shard's
+// cursor is the least end of its chunks, so that what any chunk may lack
+// is read from the log later. The chunks of a shard may come from nodes
+// that lag differently (go-redis picks a node for each), but they must be
+// of one history and one log: a shard whose chunks are not is read again
+// from its master, where a log started again while it was read (a Merge of
+// many bits) is retried, a few times.
+func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, attempt int) error {
 	c := &h.remote.c
-	sh := &c.shards[s]
-	cur, err := c.logEnd(ctx, sh)
-	if err != nil {
-		return err
+	index := make(map[*shard]int, len(shards))
+	for _, s := range shards {
+		index[&c.shards[s]] = s
 	}
 	var chs []chunk
 	for _, ch := range c.chunks() {
-		if ch.shard == sh {
+		if _, ok := index[ch.shard]; ok {
 			chs = append(chs, ch)
 		}
 	}
+	ends := make(map[int]cursor, len(shards))
+	mixed := make(map[int]bool)
 	for ; len(chs) > 0; chs = chs[min(len(chs), chunksPerTrip):] {
 		trip := chs[:min(len(chs), chunksPerTrip)]
-		replies, err := c.readTrip(ctx, "sync", "range", 0, trip)
-		if err != nil {
-			return err
-		}
+		calls := make([]call, len(trip))
 		for i, ch := range trip {
-			b, _ := replies[i].(string)
-			if int64(len(b)) != ch.to-ch.from {
-				return c.wrap(ctx, "sync", fmt.Errorf("read %d bytes at %d of %s, want %d", len(b), ch.from, sh.key, ch.to-ch.from))
+			calls[i] = c.changesCall(ch.shard, cursor{}, 0, &ch)
+		}
+		for i, rep := range c.runScript(ctx, changesScript, rt, calls) {
+			if rep.err != nil {
+				return c.wrap(ctx, "sync", rep.err)
 			}
-			h.bits.OrEncoded(int((sh.first/8+ch.from)/8), b)
+			log, err := parseLog(rep.val)
+			ch := trip[i]
+			if err == nil && int64(len(log.bitmap)) != ch.to-ch.from {
+				err = fmt.Errorf("read %d bytes at %d of %s, want %d", len(log.bitmap), ch.from, ch.shard.key, ch.to-ch.from)
+			}
+			if err != nil {
+				return c.wrap(ctx, "sync", err)
+			}
+			h.bits.OrEncoded(int((ch.shard.first/8+ch.from)/8), log.bitmap)
+			s := index[ch.shard]
+			end := cursor{replid: log.replid, epoch: log.epoch, pos: log.end}
+			prev, ok := ends[s]
+			switch {
+			case !ok || prev.replid == end.replid && prev.epoch == end.epoch && end.pos < prev.pos:
+				ends[s] = end
+			case prev.replid != end.replid || prev.epoch != end.epoch:
+				mixed[s] = true
+			}
 		}
 	}
-	h.cursors[s] = cur
-	return nil
+	var again []int
+	for s, end := range ends {
+		if mixed[s] {
+			again = append(again, s)
+		} else {
+			h.cursors[s] = end
+		}
+	}
+	switch {
+	case len(again) == 0:
+		return nil
+	case attempt == 3:
+		return c.wrap(ctx, "sync", fmt.Errorf("%w: the change log of %s was started again each time the shard was read", ErrTryAgain, c.shards[again[0]].key))
+	}
+	slices.Sort(again)
+	return h.pullShards(ctx, again, master, attempt+1)
 }
 
 // changesCall returns the call of changes.lua that reads at most most bytes
-// of shard s's log from cur on.
-func (c *core[T]) changesCall(s *shard, cur cursor, most int) call {
-	return call{s, []string{s.cfgKey, s.key, s.logKey, s.logState}, []any{c.cfg, s.nbytes(), cur.epoch, cur.pos, most}}
-}
-
-// logEnd returns a cursor at the end of shard s's log.
-func (c *core[T]) logEnd(ctx context.Context, s *shard) (cursor, error) {
-	ends, err := c.logEndsOf(ctx, []*shard{s})
-	if err != nil {
-		return cursor{}, err
+// of shard s's log from cur on, and the bytes of ch if it is not nil.
+func (c *core[T]) changesCall(s *shard, cur cursor, most int, ch *chunk) call {
+	args := []any{c.cfg, s.nbytes(), cur.epoch, cur.pos, most}
+	if ch != nil {
+		args = append(args, ch.from, ch.to-1)
 	}
-	return ends[0], nil
-}
-
-// logEnds returns a cursor at the end of every shard's log.
-func (c *core[T]) logEnds(ctx context.Context) ([]cursor, error) {
-	shards := make([]*shard, len(c.shards))
-	for i := range c.shards {
-		shards[i] = &c.shards[i]
-	}
-	return c.logEndsOf(ctx, shards)
-}
-
-func (c *core[T]) logEndsOf(ctx context.Context, shards []*shard) ([]cursor, error) {
-	calls := make([]call, len(shards))
-	for i, s := range shards {
-		calls[i] = c.changesCall(s, cursor{}, 0)
-	}
-	ends := make([]cursor, len(shards))
-	for i, rep := range c.runScript(ctx, changesScript, anyNode, calls) {
-		if rep.err != nil {
-			return nil, c.wrap(ctx, "sync", rep.err)
-		}
-		log, err := parseLog(rep.val)
-		if err != nil {
-			return nil, c.wrap(ctx, "sync", err)
-		}
-		ends[i] = cursor{replid: log.replid, epoch: log.epoch, pos: log.end}
-	}
-	return ends, nil
+	return call{s, []string{s.cfgKey, s.key, s.logKey, s.logState}, args}
 }
 
 // A logRead is what changes.lua returned.
@@ -299,11 +379,12 @@ type logRead struct {
 	replid, epoch string
 	base, end     int64
 	records       []byte // nil if the log does not hold the position read from
+	bitmap        string // the range of the bitmap asked for
 }
 
 func parseLog(v any) (logRead, error) {
 	res, ok := v.([]any)
-	if !ok || len(res) != 5 {
+	if !ok || len(res) != 5 && len(res) != 6 {
 		return logRead{}, fmt.Errorf("changes.lua answered %v", v)
 	}
 	var l logRead
@@ -313,6 +394,9 @@ func parseLog(v any) (logRead, error) {
 	l.end, _ = res[3].(int64)
 	if s, ok := res[4].(string); ok {
 		l.records = []byte(s)
+	}
+	if len(res) == 6 {
+		l.bitmap, _ = res[5].(string)
 	}
 	return l, nil
 }

@@ -114,9 +114,10 @@ func (w *Windowed[T]) GenerationKeys(gen int64) []string {
 // putBatch returns the batch of a put into the current generation, whose
 // bitmaps expire one period after the last generation that reads them ends.
 func (w *Windowed[T]) putBatch(op string) *batch {
-	gen := w.Generation(w.clock.Now())
+	now := w.clock.Now()
+	gen := w.Generation(now)
 	expireAt := (gen + int64(w.gens) + 1) * w.period
-	return &batch{op: op, put: true, windowed: true, gens: []int64{gen}, expireAt: strconv.FormatInt(expireAt, 10)}
+	return &batch{op: op, put: true, windowed: true, gens: []int64{gen}, expireAt: strconv.FormatInt(expireAt, 10), now: now.UnixMilli()}
 }
 
 // readBatch returns the batch of a read: of the last Generations
@@ -167,7 +168,7 @@ func (w *Windowed[T]) MightContainMany(ctx context.Context, dst []bool, vs []T) 
 // empty filter, and one whose bitmap is gone before its expiry an error
 // wrapping [ErrLost].
 func (w *Windowed[T]) Snapshot(ctx context.Context, gen int64) (*bloom.Filter[T], error) {
-	return w.c.snapshot(ctx, gen)
+	return w.c.snapshot(ctx, gen, w.clock.Now().UnixMilli())
 }
 
 // Period returns the length of a generation.

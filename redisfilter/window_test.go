@@ -32,7 +32,7 @@ func TestWindowGenerations(t *testing.T) {
 		assert.Equal(t, "{"+name+"}:"+strconv.FormatInt(gen, 10), w.GenerationKeys(gen)[0])
 		cfg, err := rdb.Get(ctx, w.ConfigKeys()[0]).Result()
 		require.NoError(t, err)
-		assert.Regexp(t, `^mitzbloom/redisfilter v1 bits=28800 k=20 strategy=MURMUR128_MITZ_64 funnel="funnel.String" window=1h0m0s generations=3 id=[0-9a-f]{16}$`, cfg)
+		assert.Regexp(t, `^mitzbloom/redisfilter v1 bits=28800 k=20 strategy=MURMUR128_MITZ_64 funnel="funnel.String" window=1h0m0s generations=3 id=[0-9a-f]{16} n=1000 p=1e-06$`, cfg)
 		n, err := rdb.Exists(ctx, w.GenerationKeys(gen)[0]).Result()
 		require.NoError(t, err)
 		assert.Zero(t, n, "OpenWindowed created a bitmap")

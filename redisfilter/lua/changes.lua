@@ -16,9 +16,12 @@
 -- ARGV[3]  the reader's epoch, '' for none
 -- ARGV[4]  the reader's position
 -- ARGV[5]  the most bytes of records to return
--- Returns  {the server's replication ID ('' if INFO is denied), the log's epoch, the position of
---          its first record, of its end, the records from the reader's
---          position on or false}
+-- ARGV[6]  optional: the first byte of a range of the bitmap to return
+-- ARGV[7]  optional: the last byte of that range
+-- Returns  {the server's replication ID ('' if INFO is denied), the log's
+--          epoch, the position of its first record, of its end, the records
+--          from the reader's position on or false, and the range's bytes if
+--          asked for}
 local config_key, bitmap_key, log_key, state_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local config, nbytes, epoch, pos, most = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 
@@ -34,10 +37,13 @@ local state = redis.call('GET', state_key) or ' 0'
 local log_epoch, base = string.match(state, '^(%d*) (%d+)$')
 base = tonumber(base)
 local last = base + redis.call('STRLEN', log_key)
-if log_epoch ~= epoch or pos < base or pos > last then
-  return {replid, log_epoch, base, last, false}
+local records = false
+if log_epoch == epoch and pos >= base and pos <= last then
+  local upto = math.min(last, pos + most)
+  records = ''
+  if upto > pos then records = redis.call('GETRANGE', log_key, pos - base, upto - base - 1) end
 end
-local upto = math.min(last, pos + most)
-local records = ''
-if upto > pos then records = redis.call('GETRANGE', log_key, pos - base, upto - base - 1) end
+if ARGV[6] then
+  return {replid, log_epoch, base, last, records, redis.call('GETRANGE', bitmap_key, ARGV[6], ARGV[7])}
+end
 return {replid, log_epoch, base, last, records}

@@ -20,8 +20,9 @@
 -- ARGV[1]  the config the filter was opened with
 -- ARGV[2]  the bitmap's length in bytes
 -- ARGV[3]  for a window: when the generation expires, in Unix milliseconds
+-- ARGV[4]  for a window: the client's time, in Unix milliseconds
 local config_key, bitmap_key, hold_key, gens_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local config, nbytes, expire_at = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local config, nbytes, expire_at, now = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 
 local function refuse(err)
   local moved = 'none'
@@ -36,10 +37,10 @@ end
 local err = check_config(config_key, config)
 if err then return refuse(err) end
 local len
-err, len = check_bitmap(bitmap_key, nbytes, gens_key)
+err, len = check_bitmap(bitmap_key, nbytes, gens_key, now)
 if err then return refuse(err) end
 if len == 0 then
-  redis.call('ZREMRANGEBYSCORE', gens_key, '-inf', now_ms())
+  redis.call('ZREMRANGEBYSCORE', gens_key, '-inf', now)
   redis.call('SETRANGE', bitmap_key, nbytes - 1, '\0')
   redis.call('PEXPIREAT', bitmap_key, expire_at)
   redis.call('ZADD', gens_key, expire_at, bitmap_key)

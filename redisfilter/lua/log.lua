@@ -6,18 +6,13 @@
 -- bytes from the log's creation; a new epoch means a new log, whose
 -- positions do not continue the old one's.
 
--- new_epoch returns an epoch not used before: the server's time in
--- microseconds.
-local function new_epoch()
-  local t = redis.call('TIME')
-  return t[1] .. string.format('%06d', tonumber(t[2]))
-end
-
--- reset_log starts the log again, empty, in a new epoch: readers whose
--- position is of the old one read the whole shard instead.
-local function reset_log(log_key, state_key)
+-- reset_log starts the log again, empty, in a new epoch, a random number of
+-- digits that the client draws (TIME, which would do, is in no ACL category
+-- but @fast): readers whose position is of the old one read the whole
+-- shard instead.
+local function reset_log(log_key, state_key, epoch)
   redis.call('SET', log_key, '')
-  redis.call('SET', state_key, new_epoch() .. ' 0')
+  redis.call('SET', state_key, epoch .. ' 0')
 end
 
 -- append_log appends records to the log, starting it if it is missing, and
@@ -27,7 +22,8 @@ local function append_log(log_key, state_key, records, cap)
   if #records == 0 then return end
   local state = redis.call('GET', state_key)
   if not state then
-    reset_log(log_key, state_key)
+    -- Deleted by hand, or evicted: an epoch drawn from what is appended.
+    reset_log(log_key, state_key, string.format('%.0f', tonumber(string.sub(redis.sha1hex(state_key .. records), 1, 12), 16)))
     state = redis.call('GET', state_key)
   end
   local len = redis.call('APPEND', log_key, records)

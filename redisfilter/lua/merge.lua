@@ -18,6 +18,7 @@
 -- ARGV[4]  the bits to OR in
 -- ARGV[5]  the most bytes the log holds
 -- ARGV[6]  the most bits changed that it logs one by one
+-- ARGV[7]  the epoch of the log it starts if more changed (see log.lua)
 local config_key, bitmap_key, old, new, log_key, state_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local config, nbytes, from, bits, cap, most = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
 
@@ -33,7 +34,7 @@ local changed = redis.call('BITCOUNT', old)
 if changed > 0 then
   redis.call('SETRANGE', bitmap_key, from, redis.call('GET', new))
   if changed > most then
-    reset_log(log_key, state_key)
+    reset_log(log_key, state_key, ARGV[7])
   else
     local records, at = {}, 0
     for _ = 1, changed do

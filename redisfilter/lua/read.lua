@@ -12,13 +12,14 @@
 -- ARGV[3]  'range' to return the bytes, 'count' to count their bits set
 -- ARGV[4]  the first byte of the range
 -- ARGV[5]  the last byte of the range
+-- ARGV[6]  for a window: the client's time, in Unix milliseconds
 local config_key, bitmap_key, gens_key = KEYS[1], KEYS[2], KEYS[3]
 local config, nbytes, what, first, last = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
 
 local err = check_config(config_key, config)
 if err then return err end
 local len
-err, len = check_bitmap(bitmap_key, nbytes, gens_key)
+err, len = check_bitmap(bitmap_key, nbytes, gens_key, ARGV[6])
 if err then return err end
 if what == 'count' then
   if len == 0 then return 0 end

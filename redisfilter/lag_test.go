@@ -1,0 +1,126 @@
+package redisfilter_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/redisfilter"
+)
+
+// TestHybridReplicaLag runs 8 Hybrids on a client that reads from replicas,
+// in each of go-redis's routing modes, while every replica is held behind
+// its master (CLIENT PAUSE WRITE on a replica holds its master's stream
+// too), with change logs small enough to be trimmed, so that shards are
+// read whole while replicas lag. A Hybrid whose log position and bits came
+// from different nodes forgot the bits between them; here, after three
+// more rounds of Sync, every value whose Sync returned nil must be in every
+// local copy, and in Redis.
+func TestHybridReplicaLag(t *testing.T) {
+	modes := []struct {
+		name string
+		opt  func(*redis.ClusterOptions)
+	}{
+		{"RouteRandomly", func(o *redis.ClusterOptions) { o.ReadOnly, o.RouteRandomly = true, true }},
+		{"RouteByLatency", func(o *redis.ClusterOptions) { o.ReadOnly, o.RouteByLatency = true, true }},
+		{"ReadOnly", func(o *redis.ClusterOptions) { o.ReadOnly = true }},
+	}
+	if testing.Short() {
+		modes = modes[:1]
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			rdb := sharedCluster(t, m.opt)
+			ctx := testContext(t)
+			waitReplicas(ctx, t, rdb)
+			hybridsUnderLag(ctx, t, rdb)
+		})
+	}
+}
+
+func hybridsUnderLag(ctx context.Context, t *testing.T, rdb *redis.ClusterClient) {
+	const fleet = 8
+	hs := deltaHybrids(ctx, t, rdb, fleet, redisfilter.WithChangeLog(4096))
+	var (
+		mu    sync.Mutex
+		acked []string // values whose Hybrid's Sync returned nil after their Put
+		wg    sync.WaitGroup
+	)
+	stop := make(chan struct{})
+	for i, h := range hs {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(i), 61))
+			for j := 0; ; j++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				batch := make([]string, 100)
+				for b := range batch {
+					batch[b] = fmt.Sprintf("lag%d-%d-%d-%d", i, j, b, r.Uint64())
+				}
+				h.PutMany(batch)
+				sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				err := h.Sync(sctx)
+				cancel()
+				if err == nil {
+					mu.Lock()
+					acked = append(acked, batch...)
+					mu.Unlock()
+				}
+				time.Sleep(time.Duration(r.IntN(20)) * time.Millisecond)
+			}
+		})
+	}
+	// The puts end while the replicas are held, and the Syncs after, which
+	// read whole no shard whose log still holds their position, after the
+	// replicas caught up.
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, rdb.ForEachSlave(ctx, func(ctx context.Context, node *redis.Client) error {
+		return node.Do(ctx, "CLIENT", "PAUSE", 2000, "WRITE").Err()
+	}))
+	time.Sleep(1200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	time.Sleep(time.Second)
+	replicated(ctx, t, rdb)
+	for round := range 3 {
+		for i, h := range hs {
+			require.NoError(t, h.Sync(ctx), "round %d, Hybrid %d", round, i)
+		}
+	}
+	var fullPulls int64
+	for _, h := range hs {
+		fullPulls += h.Stats().FullPulls
+	}
+	t.Logf("%d values acknowledged; %d shards read whole", len(acked), fullPulls)
+	f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes))
+	require.NoError(t, err)
+	inRedis, err := f.MightContainMany(ctx, nil, acked)
+	require.NoError(t, err)
+	missing := 0
+	for _, ok := range inRedis {
+		if !ok {
+			missing++
+		}
+	}
+	assert.Zero(t, missing, "values acknowledged but missing in Redis")
+	for i, h := range hs {
+		missing := 0
+		for _, ok := range h.MightContainMany(nil, acked) {
+			if !ok {
+				missing++
+			}
+		}
+		assert.Zero(t, missing, "values missing from Hybrid %d's copy", i)
+	}
+}

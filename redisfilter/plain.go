@@ -1,0 +1,242 @@
+package redisfilter
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A user granted +@read and +@connection alone, the read-only role of
+// managed services, may not run scripts, not even read-only ones: for it
+// the reads of inspect.lua and read.lua are made of plain read commands,
+// on one node, in one pipeline, with the config and the bitmap's length
+// read before and after, as MightContain reads them (a filter's identity
+// never comes back once changed, and bits are never cleared).
+
+// withPlain returns s with its plain equivalent.
+func withPlain(s script, plain func(call) plainRead) script {
+	s.plain = plain
+	return s
+}
+
+// A plainRead is what a script does in plain commands: the commands, and
+// how their replies make the script's reply, or its problem. If pre is
+// set, its commands are sent first, and build makes the commands of their
+// replies.
+type plainRead struct {
+	pre    [][]any
+	build  func(pre []any) [][]any
+	cmds   [][]any
+	decode func(res []any) (any, error)
+}
+
+// scriptRefused reports whether err is an ACL's refusal of the commands
+// that run read-only scripts.
+func scriptRefused(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.HasPrefix(msg, "NOPERM") && (strings.Contains(msg, "'evalsha_ro'") || strings.Contains(msg, "'eval_ro'"))
+}
+
+// sendPlain sends again, as plain commands, the calls of s that the ACL
+// refused, and puts the reply each makes, or its problem, in its request.
+func (c *core[T]) sendPlain(ctx context.Context, s script, rt route, calls []call, reqs []*request, failed func(*request) error) {
+	var refused, pre []*request
+	decode := make(map[*request]func([]any) (any, error))
+	build := make(map[*request]func([]any) [][]any)
+	for i, r := range reqs {
+		if scriptRefused(failed(r)) {
+			p := s.plain(calls[i])
+			r.res, r.err, r.cmds = nil, nil, p.cmds
+			decode[r] = p.decode
+			refused = append(refused, r)
+			if p.pre != nil {
+				r.cmds, build[r] = p.pre, p.build
+				pre = append(pre, r)
+			}
+		}
+	}
+	if len(refused) == 0 {
+		return
+	}
+	if len(pre) > 0 {
+		c.send(ctx, pre, master)
+		for _, r := range pre {
+			if r.err == nil {
+				r.cmds, r.res = build[r](r.res), nil
+			}
+		}
+		// A request whose first round trip failed keeps its error.
+		refused = slices.DeleteFunc(refused, func(r *request) bool { return r.err != nil })
+	}
+	check := func(r *request) error {
+		if r.err != nil {
+			return r.err
+		}
+		_, err := decode[r](r.res)
+		return err
+	}
+	c.sendChecked(ctx, refused, rt, check)
+	for _, r := range refused {
+		if r.err != nil {
+			continue
+		}
+		v, err := decode[r](r.res)
+		if err != nil {
+			v = err
+		}
+		r.res = []any{v}
+	}
+}
+
+// inspectPlain is inspect.lua in plain commands, but for its check of the
+// keys Open would write: a user that may not run scripts writes nothing.
+func inspectPlain(cl call) plainRead {
+	cfgKey, dataKey := cl.keys[0], cl.keys[1]
+	length := "STRLEN"
+	if cl.args[0] == "generations" {
+		length = "ZCARD"
+	}
+	return plainRead{
+		cmds: [][]any{{"GET", cfgKey}, {length, dataKey}},
+		decode: func(res []any) (any, error) {
+			if err, ok := res[0].(error); ok {
+				return nil, problem{kind: wrongType, key: cfgKey, detail: err.Error()}
+			}
+			if err, ok := res[1].(error); ok {
+				return nil, problem{kind: wrongType, key: dataKey, detail: err.Error()}
+			}
+			return []any{res[0], res[1]}, nil
+		},
+	}
+}
+
+// readPlain is read.lua in plain commands.
+func readPlain(cl call) plainRead {
+	cfgKey, key := cl.keys[0], cl.keys[1]
+	want, nbytes, what, first, last := cl.args[0], cl.args[1].(int64), cl.args[2], cl.args[3], cl.args[4]
+	windowed := len(cl.keys) == 3
+	read := []any{"GETRANGE", key, first, last}
+	if what == "count" {
+		read = []any{"BITCOUNT", key, first, last}
+	}
+	cmds := [][]any{{"GET", cfgKey}, {"STRLEN", key}}
+	if windowed {
+		cmds = append(cmds, []any{"ZSCORE", cl.keys[2], key})
+	}
+	cmds = append(cmds, read, []any{"GET", cfgKey}, []any{"STRLEN", key})
+	return plainRead{
+		cmds: cmds,
+		decode: func(res []any) (any, error) {
+			n := len(res)
+			for i, k := range map[int]string{0: cfgKey, 1: key, n - 2: cfgKey, n - 1: key} {
+				if err, ok := res[i].(error); ok {
+					return nil, problem{kind: wrongType, key: k, detail: err.Error()}
+				}
+			}
+			if err := checkConfigs(cfgKey, want, res[0], res[n-2]); err != nil {
+				return nil, err
+			}
+			before, _ := res[1].(int64)
+			after, _ := res[n-1].(int64)
+			switch {
+			case before == nbytes && after == nbytes:
+				return res[n-3], nil
+			case before != 0 && before != nbytes || after != 0 && after != nbytes:
+				return nil, problem{kind: wrongLength, key: key, detail: fmt.Sprintf("%d %d", max(before, after), nbytes)}
+			case !windowed:
+				return nil, problem{kind: noBitmap, key: key}
+			}
+			if now, _ := cl.args[5].(int64); res[2] != nil && parseMillis(res[2]) > now {
+				return nil, problem{kind: noGeneration, key: key}
+			}
+			if what == "count" {
+				return int64(0), nil
+			}
+			return "", nil
+		},
+	}
+}
+
+// changesPlain is changes.lua in plain commands, in two round trips: the
+// log's state first, which says where in the log the reader's position is,
+// and then the rest, with the state read again before and after. A user
+// that may not run scripts may not run INFO either: the replication ID is
+// "" (see Hybrid).
+func changesPlain(cl call) plainRead {
+	cfgKey, key, logKey, stateKey := cl.keys[0], cl.keys[1], cl.keys[2], cl.keys[3]
+	want, nbytes, epoch, pos, most := cl.args[0], cl.args[1].(int64), cl.args[2].(string), cl.args[3].(int64), cl.args[4].(int)
+	var state any // the state the first round trip read
+	var covered bool
+	return plainRead{
+		pre: [][]any{{"GET", stateKey}},
+		build: func(pre []any) [][]any {
+			state = pre[0]
+			logEpoch, base := parseState(state)
+			covered = logEpoch == epoch && pos >= base
+			cmds := [][]any{{"GET", cfgKey}, {"STRLEN", key}, {"GET", stateKey}, {"STRLEN", logKey}}
+			if covered && most > 0 {
+				cmds = append(cmds, []any{"GETRANGE", logKey, pos - base, pos - base + int64(most) - 1})
+			}
+			// The bitmap after the log's end: it holds every bit logged
+			// before that end.
+			if len(cl.args) == 7 {
+				cmds = append(cmds, []any{"GETRANGE", key, cl.args[5], cl.args[6]})
+			}
+			return append(cmds, []any{"GET", cfgKey}, []any{"STRLEN", key}, []any{"GET", stateKey})
+		},
+		decode: func(res []any) (any, error) {
+			n := len(res)
+			for i, k := range map[int]string{0: cfgKey, 1: key, 2: stateKey, 3: logKey, n - 3: cfgKey, n - 2: key, n - 1: stateKey} {
+				if err, ok := res[i].(error); ok {
+					return nil, problem{kind: wrongType, key: k, detail: err.Error()}
+				}
+			}
+			if err := checkConfigs(cfgKey, want, res[0], res[n-3]); err != nil {
+				return nil, err
+			}
+			for _, l := range []any{res[1], res[n-2]} {
+				switch l, _ := l.(int64); {
+				case l == 0:
+					return nil, problem{kind: noBitmap, key: key}
+				case l != nbytes:
+					return nil, problem{kind: wrongLength, key: key, detail: fmt.Sprintf("%d %d", l, nbytes)}
+				}
+			}
+			logEpoch, base := parseState(res[2])
+			logLen, _ := res[3].(int64)
+			last := base + logLen
+			reply := []any{"", logEpoch, base, last, nil}
+			if res[2] == state && res[n-1] == state && covered && pos <= last {
+				records := ""
+				if most > 0 {
+					records, _ = res[4].(string)
+				}
+				reply[4] = records
+			}
+			if len(cl.args) == 7 {
+				reply = append(reply, res[n-4])
+			}
+			return reply, nil
+		},
+	}
+}
+
+// parseState returns the epoch and the first position of a log's state
+// (see lua/log.lua), or "" and 0 for none.
+func parseState(v any) (string, int64) {
+	s, _ := v.(string)
+	epoch, base, ok := strings.Cut(s, " ")
+	if !ok {
+		return "", 0
+	}
+	b, err := strconv.ParseInt(base, 10, 64)
+	if err != nil {
+		return "", 0
+	}
+	return epoch, b
+}
