@@ -47,7 +47,7 @@ func NewLimitMemory(n int64) (*LimitMemory, error) {
 		return nil, err
 	}
 	words := int(bitSize / 64)
-	if words > math.MaxUint32 {
+	if uint64(words) > math.MaxUint32 {
 		return nil, fmt.Errorf("bench: limit memory of %d words: the gather's indexes hold 32 bits", words)
 	}
 	m := &LimitMemory{words: bitarray.MakeWords(words), gather: gatherIndexes(words)}
