@@ -79,7 +79,7 @@ func TestPutAnswers(t *testing.T) {
 							if mitz32 {
 								c = NewMitz32(h.H1).Combined(i)
 							} else {
-								c = Mitz64{h.H1, h.H2}.Combined(i)
+								c = Mitz64(h).Combined(i)
 							}
 							want = ref.Set(c%uint64(words*64)) || want
 						}
