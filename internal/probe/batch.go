@@ -79,22 +79,8 @@ func (p Prober) Prefetch(hs []Hash, k int, bits *bitarray.Array) {
 // larger than the caches.
 func (p Prober) PutMany(hs []Hash, k int, bits *bitarray.Array) {
 	if Prefetches(bits) {
-		var a, b lane
-		half := (len(hs) + 1) / 2
-		a.start(0, half)
-		b.start(half, len(hs))
-		a.issue(p, hs, k, bits)
-		b.issue(p, hs, k, bits)
-		for a.busy(k) || b.busy(k) {
-			if a.busy(k) {
-				a.set(p, bits)
-				a.issue(p, hs, k, bits)
-			}
-			if b.busy(k) {
-				b.set(p, bits)
-				b.issue(p, hs, k, bits)
-			}
-		}
+		var ls [2]lane
+		p.runLanes(&ls, hs, k, bits, true)
 		return
 	}
 	if !p.plain {
@@ -146,28 +132,39 @@ func (p Prober) MightContainMany(hs []Hash, k int, bits *bitarray.Array, out []b
 // [Prefetches]: one of many that take turns, such as a bloom.Scalable's
 // older stages, which together outgrow the caches one alone fits.
 func (p Prober) MightContainManyPrefetched(hs []Hash, k int, bits *bitarray.Array, out []bool) {
-	var a, b lane
-	half := (len(hs) + 1) / 2
-	a.start(0, half)
-	b.start(half, len(hs))
-	a.issue(p, hs, k, bits)
-	b.issue(p, hs, k, bits)
-	for a.busy(k) || b.busy(k) {
-		if a.busy(k) {
-			a.test(bits)
-			a.issue(p, hs, k, bits)
-		}
-		if b.busy(k) {
-			b.test(bits)
-			b.issue(p, hs, k, bits)
-		}
-	}
+	var ls [2]lane
+	p.runLanes(&ls, hs, k, bits, false)
 	clear(out[:len(hs)])
-	for _, i := range a.live[:a.n] {
-		out[i] = true
+	for l := range ls {
+		for _, i := range ls[l].live[:ls[l].n] {
+			out[i] = true
+		}
 	}
-	for _, i := range b.live[:b.n] {
-		out[i] = true
+}
+
+// runLanes splits hs into the two lanes ls and takes them through their k
+// rounds, each lane's round tested while the other's prefetches are in
+// flight. With put set, a round sets the bits that were clear; otherwise it
+// keeps the values whose bit is set, and those alive at the end are the
+// ones all of whose bits are.
+func (p Prober) runLanes(ls *[2]lane, hs []Hash, k int, bits *bitarray.Array, put bool) {
+	half := (len(hs) + 1) / 2
+	ls[0].start(0, half)
+	ls[1].start(half, len(hs))
+	ls[0].issue(p, hs, k, bits)
+	ls[1].issue(p, hs, k, bits)
+	for ls[0].busy(k) || ls[1].busy(k) {
+		for l := range ls {
+			if !ls[l].busy(k) {
+				continue
+			}
+			if put {
+				ls[l].set(p, bits)
+			} else {
+				ls[l].test(bits)
+			}
+			ls[l].issue(p, hs, k, bits)
+		}
 	}
 }
 
