@@ -3,7 +3,6 @@ package redisfilter
 import (
 	"cmp"
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -85,7 +84,7 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 	// The bits of a trip's values, k each, allocated once for the biggest.
 	idx := make([]int64, 0, min(n, perTrip)*c.k)
 	bits := make([]bit, 0, min(n, perTrip)*c.k)
-	var unconfirmed error // the first write that WithWait could not confirm
+	var unconfirmed unconfirmed
 	for start := 0; start < n; start += perTrip {
 		trip := min(n, start+perTrip) - start
 		idx = c.appendIndexes(idx[:0], vs[start:start+trip])
@@ -114,12 +113,7 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 				err = c.step(ctx, b, bits, &a)
 			}
 		}
-		if errors.Is(err, ErrNotReplicated) {
-			// The bits are set: the other trips are sent all the same.
-			unconfirmed = cmp.Or(unconfirmed, err)
-			err = nil
-		}
-		if err != nil {
+		if err := unconfirmed.keep(err); err != nil {
 			return dst[:n0], c.wrap(ctx, b.op, err)
 		}
 		for vi := range trip {
@@ -130,8 +124,8 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 			}
 		}
 	}
-	if unconfirmed != nil {
-		return dst[:n0], c.wrap(ctx, b.op, unconfirmed)
+	if unconfirmed.err != nil {
+		return dst[:n0], c.wrap(ctx, b.op, unconfirmed.err)
 	}
 	return dst, nil
 }
@@ -175,29 +169,30 @@ func (c *core[T]) step(ctx context.Context, b *batch, bits []bit, a *answers) er
 	}
 	b.arena = slices.Grow(b.arena[:0], per*len(bits)+2*(len(bits)/perCommand+len(c.shards)+1))
 	var reqs []*request
-	for from := 0; from < len(bits); {
-		to := from + 1
-		for to < len(bits) && to-from < perCommand && bits[to].shard == bits[from].shard {
-			to++
-		}
+	for from, to := 0, 0; from < len(bits); from = to {
+		to = commandEnd(bits, from, perCommand)
 		reqs = append(reqs, c.newRequest(&c.shards[bits[from].shard], bits[from:to], b))
-		from = to
 	}
 	rt := anyNode
 	if b.put {
 		rt = write
 	}
 	c.sendChecked(ctx, reqs, rt, func(r *request) error { return c.readReplies(r, b, nil) })
-	var unconfirmed error
+	var unconfirmed unconfirmed
 	for _, r := range reqs {
-		err := c.readReplies(r, b, a)
-		if errors.Is(err, ErrNotReplicated) {
-			unconfirmed = cmp.Or(unconfirmed, err)
-			continue
-		}
-		if err != nil {
+		if err := unconfirmed.keep(c.readReplies(r, b, a)); err != nil {
 			return err
 		}
 	}
-	return unconfirmed
+	return unconfirmed.err
+}
+
+// commandEnd returns where the bits of one command that start at from end:
+// bits sorted by shard, at most most of them, all of one shard.
+func commandEnd(bits []bit, from, most int) int {
+	to := from + 1
+	for to < len(bits) && to-from < most && bits[to].shard == bits[from].shard {
+		to++
+	}
+	return to
 }

@@ -1,12 +1,10 @@
 package redisfilter
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
@@ -144,7 +142,7 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T], only []bool
 	_, _ = rand.Read(suffix[:]) // never fails
 	tmp := ":merge:" + hex.EncodeToString(suffix[:])
 	var calls []call
-	var unconfirmed error // the first chunk that WithWait could not confirm
+	var unconfirmed unconfirmed
 	flush := func() error {
 		if len(calls) == 0 {
 			return nil
@@ -152,11 +150,8 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T], only []bool
 		replies := c.runScript(ctx, mergeScript, write, calls)
 		calls = calls[:0]
 		for _, rep := range replies {
-			if errors.Is(rep.err, ErrNotReplicated) {
-				// The bits are set: the other chunks are sent all the same.
-				unconfirmed = cmp.Or(unconfirmed, rep.err)
-			} else if rep.err != nil {
-				return c.wrap(ctx, "merge", rep.err)
+			if err := unconfirmed.keep(rep.err); err != nil {
+				return c.wrap(ctx, "merge", err)
 			}
 		}
 		return nil
@@ -182,7 +177,7 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T], only []bool
 	if err := flush(); err != nil {
 		return err
 	}
-	return c.wrap(ctx, "merge", unconfirmed)
+	return c.wrap(ctx, "merge", unconfirmed.err)
 }
 
 // allZero reports whether every byte of b is 0.

@@ -128,11 +128,20 @@ func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 // push.lua, which is sent a bit's offset in 4 bytes rather than a
 // BITFIELD's 40 or so, in calls of at most maxBitsPerCommand bits, and
 // logs only the bits that were not set.
+//
+// It is not a PutMany, and a PutMany does not push, because the two are
+// paid for differently. A Put must answer for each value whether it changed
+// a bit, and sets its bits with Redis's own BITFIELD between guard.lua and
+// unguard.lua, at BITFIELD's speed (BenchmarkVsRawBitfield); a push answers
+// nothing per value and is paid for by the bytes a Sync moves, a tenth of a
+// BITFIELD's here (BenchmarkHybridSync), while push.lua builds the
+// BITFIELDs on the server. Both check a shard with lib.lua's check_config
+// and check_bitmap, in the step that sets its bits.
 func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64) error {
 	var idx []int64
 	var bits []bit
 	var calls []call
-	var unconfirmed error // the first call that WithWait could not confirm
+	var unconfirmed unconfirmed
 	perTrip := max(1, maxBitsPerTrip/c.k)
 	for ; len(hs) > 0; hs = hs[min(len(hs), perTrip):] {
 		idx = idx[:0]
@@ -144,26 +153,19 @@ func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64) error {
 			return cmp.Or(cmp.Compare(x.shard, y.shard), cmp.Compare(x.off, y.off))
 		})
 		calls = calls[:0]
-		for from := 0; from < len(bits); {
-			to := from + 1
-			for to < len(bits) && to-from < maxBitsPerCommand && bits[to].shard == bits[from].shard {
-				to++
-			}
+		for from, to := 0, 0; from < len(bits); from = to {
+			to = commandEnd(bits, from, maxBitsPerCommand)
 			s := &c.shards[bits[from].shard]
 			keys := []string{s.cfgKey, s.key, s.logKey, s.logState}
 			calls = append(calls, call{s, keys, []any{c.cfg, s.nbytes(), logRecords(bits[from:to]), c.logBytes}})
-			from = to
 		}
 		for _, rep := range c.runScript(ctx, pushScript, write, calls) {
-			if errors.Is(rep.err, ErrNotReplicated) {
-				// The bits are set: the other calls are sent all the same.
-				unconfirmed = cmp.Or(unconfirmed, rep.err)
-			} else if rep.err != nil {
-				return c.wrap(ctx, "sync", rep.err)
+			if err := unconfirmed.keep(rep.err); err != nil {
+				return c.wrap(ctx, "sync", err)
 			}
 		}
 	}
-	return c.wrap(ctx, "sync", unconfirmed)
+	return c.wrap(ctx, "sync", unconfirmed.err)
 }
 
 // rebuild opens the shared filter again as it is now, re-creating the

@@ -1,7 +1,9 @@
 package redisfilter
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -66,4 +68,20 @@ func (w waitPolicy) confirm(ctx context.Context, conn *redis.Conn, node string) 
 		return fmt.Errorf("%w: %d of %d replicas of %s acknowledged the write within %v", ErrNotReplicated, n, w.replicas, node, w.timeout)
 	}
 	return nil
+}
+
+// unconfirmed gathers what a write sent in several parts could not have
+// confirmed. The bits of a part that WithWait could not confirm are set, so
+// the parts after it are sent all the same, and the write reports the first
+// such error once every part is sent.
+type unconfirmed struct{ err error }
+
+// keep returns nil for an err wrapping ErrNotReplicated, which it keeps if
+// it is the first, and err otherwise.
+func (u *unconfirmed) keep(err error) error {
+	if errors.Is(err, ErrNotReplicated) {
+		u.err = cmp.Or(u.err, err)
+		return nil
+	}
+	return err
 }
