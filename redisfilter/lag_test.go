@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +18,9 @@ import (
 )
 
 // TestHybridReplicaLag runs 8 Hybrids on a client that reads from replicas,
-// in each of go-redis's routing modes, while every replica is held behind
+// in each of go-redis's routing modes, and with plain ReadOnly on a cluster
+// of two replicas a master, which go-redis reads from at random, while every
+// replica is held behind
 // its master (CLIENT PAUSE WRITE on a replica holds its master's stream
 // too), with change logs small enough to be trimmed, so that shards are
 // read whole while replicas lag. A Hybrid whose log position and bits came
@@ -25,28 +28,60 @@ import (
 // more rounds of Sync, every value whose Sync returned nil must be in every
 // local copy, and in Redis.
 func TestHybridReplicaLag(t *testing.T) {
+	readOnly := func(o *redis.ClusterOptions) { o.ReadOnly = true }
 	modes := []struct {
-		name string
-		opt  func(*redis.ClusterOptions)
+		name     string
+		opt      func(*redis.ClusterOptions)
+		replicas int // a master's; the shared cluster has one
 	}{
-		{"RouteRandomly", func(o *redis.ClusterOptions) { o.ReadOnly, o.RouteRandomly = true, true }},
-		{"RouteByLatency", func(o *redis.ClusterOptions) { o.ReadOnly, o.RouteByLatency = true, true }},
-		{"ReadOnly", func(o *redis.ClusterOptions) { o.ReadOnly = true }},
+		{"RouteRandomly", func(o *redis.ClusterOptions) { o.ReadOnly, o.RouteRandomly = true, true }, 1},
+		{"RouteByLatency", func(o *redis.ClusterOptions) { o.ReadOnly, o.RouteByLatency = true, true }, 1},
+		{"ReadOnly", readOnly, 1},
+		{"ReadOnly/two replicas", readOnly, 2},
 	}
 	if testing.Short() {
 		modes = modes[:1]
 	}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			rdb := sharedCluster(t, m.opt)
 			ctx := testContext(t)
-			waitReplicas(ctx, t, rdb)
-			hybridsUnderLag(ctx, t, rdb)
+			var rdb *redis.ClusterClient
+			if m.replicas == 1 {
+				rdb = sharedCluster(t, m.opt)
+				waitReplicas(ctx, t, rdb)
+			} else {
+				rdb = clusterWithReplicas(ctx, t, m.replicas, m.opt)
+			}
+			hybridsUnderLag(ctx, t, rdb, m.replicas)
 		})
 	}
 }
 
-func hybridsUnderLag(ctx context.Context, t *testing.T, rdb *redis.ClusterClient) {
+// clusterWithReplicas starts a cluster of the test's own, 3 masters with
+// replicas replicas each, and returns a client of it, both stopped when t
+// ends, once every replica is online and in step.
+func clusterWithReplicas(ctx context.Context, t *testing.T, replicas int, opts ...func(*redis.ClusterOptions)) *redis.ClusterClient {
+	t.Helper()
+	requireRedisServer(t)
+	cl, err := startCluster(3, replicas)
+	require.NoError(t, err)
+	t.Cleanup(cl.stop)
+	rdb := newClusterClient(cl.addrs(), opts...)
+	t.Cleanup(func() { rdb.Close() })
+	want := fmt.Sprintf("connected_slaves:%d", replicas)
+	require.Eventually(t, func() bool {
+		return rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			if info, err := node.Info(ctx, "replication").Result(); err != nil || !strings.Contains(info, want) {
+				return fmt.Errorf("%s: not %s yet", node, want)
+			}
+			return nil
+		}) == nil
+	}, 30*time.Second, 200*time.Millisecond, "the cluster's replicas")
+	waitReplicas(ctx, t, rdb)
+	return rdb
+}
+
+func hybridsUnderLag(ctx context.Context, t *testing.T, rdb *redis.ClusterClient, replicas int) {
 	const fleet = 8
 	hs := deltaHybrids(ctx, t, rdb, fleet, redisfilter.WithChangeLog(4096))
 	var (
@@ -92,7 +127,7 @@ func hybridsUnderLag(ctx context.Context, t *testing.T, rdb *redis.ClusterClient
 	close(stop)
 	wg.Wait()
 	time.Sleep(time.Second)
-	replicated(ctx, t, rdb)
+	replicated(ctx, t, rdb, replicas)
 	for round := range 3 {
 		for i, h := range hs {
 			require.NoError(t, h.Sync(ctx), "round %d, Hybrid %d", round, i)

@@ -54,11 +54,12 @@ func waitReplicas(ctx context.Context, t testing.TB, rdb *redis.ClusterClient) {
 	require.NoError(t, rdb.ForEachShard(ctx, func(context.Context, *redis.Client) error { return nil }))
 }
 
-// replicated waits until every replica has what its master has.
-func replicated(ctx context.Context, t *testing.T, rdb *redis.ClusterClient) {
+// replicated waits until the replicas of every master, replicas each, have
+// what their master has.
+func replicated(ctx context.Context, t *testing.T, rdb *redis.ClusterClient, replicas int) {
 	t.Helper()
 	require.NoError(t, rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		return node.Do(ctx, "WAIT", 1, 2000).Err()
+		return node.Do(ctx, "WAIT", replicas, 2000).Err()
 	}))
 }
 
@@ -149,7 +150,7 @@ func replicaFilter(t *testing.T) (*redisCluster, *redis.ClusterClient, *redisfil
 	f := openSharded(ctx, t, rdb, filterName(t), 300_000)
 	values := randomStrings(rand.New(rand.NewPCG(44, 45)), 5000)
 	require.NoError(t, f.PutMany(ctx, values))
-	replicated(ctx, t, rdb)
+	replicated(ctx, t, rdb, 1)
 	return cl, rdb, f, values
 }
 

@@ -387,7 +387,7 @@ func TestReplicaReads(t *testing.T) {
 	values := randomStrings(rand.New(rand.NewPCG(39, 40)), 500)
 	require.NoError(t, f.PutMany(ctx, values))
 	// Replication is asynchronous: wait until every replica has the puts.
-	replicated(ctx, t, rdb)
+	replicated(ctx, t, rdb, 1)
 	require.NoError(t, rdb.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
 		return node.ConfigResetStat(ctx).Err()
 	}))
