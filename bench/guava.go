@@ -130,7 +130,7 @@ func (g *Guava) Run(ctx context.Context, key string, op Op, n int64, s GuavaSett
 	if err != nil {
 		return nil, err
 	}
-	return ParseGuava(out)
+	return parseGuava(out)
 }
 
 // Keys runs the harness's keys mode and returns its output.
@@ -152,8 +152,8 @@ func run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
-// ParseGuava parses the output of the harness's bench mode.
-func ParseGuava(out []byte) (*GuavaRun, error) {
+// parseGuava parses the output of the harness's bench mode.
+func parseGuava(out []byte) (*GuavaRun, error) {
 	r := &GuavaRun{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for line := 1; sc.Scan(); line++ {
