@@ -212,7 +212,7 @@ func (c *interopCase[T]) check(t *testing.T, dir string, java javaFilter) {
 // describeDiff says where two serialized filters first differ, which is more
 // telling than two kilobytes of hex.
 func describeDiff(java, gob []byte) string {
-	header := func(b []byte) string { return hex.EncodeToString(b[:min(len(b), 6)]) }
+	header := func(b []byte) string { return hex.EncodeToString(b[:min(len(b), bloom.HeaderSize)]) }
 	for i := range min(len(java), len(gob)) {
 		if java[i] != gob[i] {
 			return fmt.Sprintf("lengths %d (Guava) and %d (Go), headers %s and %s, first difference at byte %d: %02x and %02x",
