@@ -119,8 +119,8 @@ type GuavaResult struct {
 // huge pages where the kernel allows, before anything runs
 // (-XX:+AlwaysPreTouch -XX:+UseTransparentHugePages). Otherwise the heap
 // grows into memory never touched, and on a virtual machine, where a first
-// touch costs some 25µs a page, the page faults of Guava's garbage
-// (about 200 bytes per call) made some runs ten times slower than others.
+// touch is slow, the page faults of Guava's garbage made some runs much
+// slower than others (results/choices.md has the figures).
 // Huge pages also spare Guava's filter the TLB misses that mitzbloom avoids
 // by asking for huge pages itself.
 func (g *Guava) Run(ctx context.Context, key string, op Op, n int64, s GuavaSettings) (*GuavaRun, error) {

@@ -94,8 +94,8 @@ func (m *limitMemory) BenchDependentLoads(b *testing.B) {
 // core keeps as many misses in flight as it can track. ns/op is the
 // throughput of random loads from m, the fastest this machine does them:
 // deriving each address in the loop instead, from a mixed counter, takes
-// room in the core's window of instructions that loads would use, and
-// measured about twice as slow over a filter of 1e8 keys.
+// room in the core's window of instructions that loads would use
+// (results/choices.md has what it cost).
 func (m *limitMemory) BenchIndependentLoads(b *testing.B) {
 	w, idx := m.words, m.gather
 	mask := len(idx) - 1
