@@ -17,11 +17,11 @@
 // results/, share this code. The module is separate from the library's, so
 // that the contenders never enter mitzbloom's go.mod; nothing imports it.
 //
-// The limits report (cmd/limits, limits.go) sets mitzbloom beside the
-// machine itself: over memory made as a filter's is, it times a chain of
-// dependent random loads and a stream of independent ones, and divides
-// mitzbloom's time per key on filters far larger than the caches by them
-// ([LimitCases]).
+// The limits report (cmd/limits, whose code is its own) sets mitzbloom
+// beside the machine itself: over memory made as a filter's is, it times a
+// chain of dependent random loads and a stream of independent ones, and
+// divides mitzbloom's time per key on filters far larger than the caches by
+// them. It takes its keys from this package ([Int64Key], [HostPortKey]).
 //
 // To add a contender, write an adapter that implements [Set] (one peer_*.go
 // file) and list it in the suites it takes in suites.go. To add a key type,

@@ -119,8 +119,8 @@ type GuavaResult struct {
 // huge pages where the kernel allows, before anything runs
 // (-XX:+AlwaysPreTouch -XX:+UseTransparentHugePages). Otherwise the heap
 // grows into memory never touched, and on a virtual machine, where a first
-// touch costs some 25µs a page, the page faults of Guava's garbage
-// (about 200 bytes per call) made some runs ten times slower than others.
+// touch is slow, the page faults of Guava's garbage made some runs much
+// slower than others (results/choices.md has the figures).
 // Huge pages also spare Guava's filter the TLB misses that mitzbloom avoids
 // by asking for huge pages itself.
 func (g *Guava) Run(ctx context.Context, key string, op Op, n int64, s GuavaSettings) (*GuavaRun, error) {
@@ -130,7 +130,7 @@ func (g *Guava) Run(ctx context.Context, key string, op Op, n int64, s GuavaSett
 	if err != nil {
 		return nil, err
 	}
-	return ParseGuava(out)
+	return parseGuava(out)
 }
 
 // Keys runs the harness's keys mode and returns its output.
@@ -152,8 +152,8 @@ func run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
-// ParseGuava parses the output of the harness's bench mode.
-func ParseGuava(out []byte) (*GuavaRun, error) {
+// parseGuava parses the output of the harness's bench mode.
+func parseGuava(out []byte) (*GuavaRun, error) {
 	r := &GuavaRun{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for line := 1; sc.Scan(); line++ {

@@ -16,7 +16,7 @@ result op=Put key=int64 n=10000 ns_per_op=21.5000 bytes_per_op=96.0000 ops=93022
 stats key=int64 n=10000 bits=95872 held_out=1000000 false_positives=10046 present_probes=10000 false_negatives=0 fill_seconds=0.004
 result op=MightContain key=int64 n=10000 ns_per_op=18.2500 bytes_per_op=0.0000 ops=100
 `)
-	r, err := ParseGuava(out)
+	r, err := parseGuava(out)
 	require.NoError(t, err)
 	assert.Equal(t, "java.version=17.0.15 guava=31.1.0.jre", r.JVM)
 	assert.Equal(t, []GuavaResult{
@@ -32,7 +32,7 @@ result op=MightContain key=int64 n=10000 ns_per_op=18.2500 bytes_per_op=0.0000 o
 		"stats key=int64 n=10 bits",
 		"surprise x=1",
 	} {
-		_, err := ParseGuava([]byte(bad + "\n"))
+		_, err := parseGuava([]byte(bad + "\n"))
 		assert.Error(t, err, bad)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/internal/race"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -182,7 +181,7 @@ func TestLookUpCycles(t *testing.T) {
 // nothing per key, on the contender that allocates nothing: allocations in
 // the reports are the contenders'.
 func TestWorkloadsAllocateNothing(t *testing.T) {
-	if race.Enabled {
+	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop items at random, so allocation counts mean nothing")
 	}
 	s := Int64Suite()

@@ -2,8 +2,6 @@ package bloom
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,13 +51,9 @@ func TestRotatingPutAfterRotations(t *testing.T) {
 }
 
 // TestRotatingPutRacesRotation puts and looks up from many goroutines while
-// generations of 64 values turn over every few microseconds. Each value is
-// published with the rotation count read before its Put began: the Put ends
-// in that generation or a newer one, so while at most one more rotation has
-// happened the value must be found. (A count read after Put returns would
-// not do: a writer preempted between Put's last check and that read can see
-// rotations that legitimately dropped its value. The race of a Put with two
-// rotations is pinned down by the deterministic test above.)
+// generations of 64 values turn over every few microseconds (see
+// RotationRace). The race of a Put with two rotations is pinned down by the
+// deterministic test above.
 func TestRotatingPutRacesRotation(t *testing.T) {
 	const writers, readers = 8, 2
 	// More threads than cores: the kernel then preempts writers at any
@@ -75,51 +69,13 @@ func TestRotatingPutRacesRotation(t *testing.T) {
 	}
 	rotations := func() int64 { return r.gens.Load().rotations }
 
-	type mark struct{ v, rotations int64 }
-	var published [writers]atomic.Pointer[mark]
-	var writing, reading sync.WaitGroup
-	for w := range int64(writers) {
-		writing.Add(1)
-		go func() {
-			defer writing.Done()
-			for i := range perWriter {
-				v := w*perWriter + i
-				before := rotations()
-				r.Put(v)
-				published[w].Store(&mark{v, before})
-			}
-		}()
+	checked, lost := RotationRace{Writers: writers, Readers: readers, PerWriter: perWriter, Rotations: rotations}.Run(r)
+	t.Logf("%d rotations, %d values checked", rotations(), checked)
+	if lost != 0 {
+		t.Errorf("%d values put within the last rotation were not found", lost)
 	}
-	var done atomic.Bool
-	var checked, lost atomic.Int64
-	for rd := range readers {
-		reading.Add(1)
-		go func() {
-			defer reading.Done()
-			for j := 0; !done.Load(); j++ {
-				m := published[(rd+j)%writers].Load()
-				if m == nil {
-					continue
-				}
-				found := r.MightContain(m.v)
-				if rotations()-m.rotations <= 1 {
-					checked.Add(1)
-					if !found {
-						lost.Add(1)
-					}
-				}
-			}
-		}()
-	}
-	writing.Wait()
-	done.Store(true)
-	reading.Wait()
-	t.Logf("%d rotations, %d values checked", rotations(), checked.Load())
-	if lost.Load() != 0 {
-		t.Errorf("%d values put within the last rotation were not found", lost.Load())
-	}
-	if checked.Load() < 1000 {
-		t.Errorf("only %d checks", checked.Load())
+	if checked < 1000 {
+		t.Errorf("only %d checks", checked)
 	}
 }
 

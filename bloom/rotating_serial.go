@@ -76,7 +76,7 @@ func (r *Rotating[T]) MarshalBinary() ([]byte, error) {
 	if r.gens.Load() == nil {
 		return nil, r.zero("MarshalBinary")
 	}
-	return r.AppendBinary(make([]byte, 0, 2*(headerSize+8*r.words)))
+	return r.AppendBinary(make([]byte, 0, 2*(HeaderSize+8*r.words)))
 }
 
 // AppendBinary appends the bytes WriteTo would write to b and returns the

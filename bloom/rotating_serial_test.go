@@ -2,7 +2,6 @@ package bloom_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -210,7 +209,6 @@ public class RotatingInterop {
 // readFrom reads, two in a row from one stream, and ReadRotating reads the
 // generations Guava writes.
 func TestRotatingJavaInterop(t *testing.T) {
-	javac, java, guavaJar := javatest.Tools(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "RotatingInterop.java")
 	require.NoError(t, os.WriteFile(src, []byte(rotatingJava), 0o644))
@@ -229,11 +227,7 @@ func TestRotatingJavaInterop(t *testing.T) {
 	for i := range 100 {
 		probes = append(probes, fmt.Sprint("a", i), fmt.Sprint("b", i), fmt.Sprint("c", i))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	javatest.Run(ctx, t, javac, "-encoding", "UTF-8", "-cp", guavaJar, "-d", dir, src)
-	out := javatest.Run(ctx, t, java, append([]string{"-cp", dir + string(filepath.ListSeparator) + guavaJar, "RotatingInterop",
-		filepath.Join(dir, "go.bin"), filepath.Join(dir, "java.bin")}, probes...)...)
+	out := javatest.Program(t, []string{src}, "RotatingInterop", append([]string{filepath.Join(dir, "go.bin"), filepath.Join(dir, "java.bin")}, probes...)...)
 
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 2, "Java output:\n%s", out)

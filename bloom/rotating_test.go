@@ -6,8 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 	"weak"
@@ -462,67 +460,27 @@ func TestRotatingConcurrent(t *testing.T) {
 	clock := bloom.NewManualClock(epoch)
 	r := mustNewRotating(t, funnel.Int64, n, 0.01, w, bloom.WithClock(clock))
 
-	// A writer publishes a value after its Put returned, with the rotation
-	// count read before the Put began: the value ends in that generation or
-	// a newer one, so it must be found while at most one more rotation has
-	// happened. (A count read after the Put may already include rotations
-	// that legitimately dropped it.)
-	type mark struct{ v, rotations int64 }
-	var published [writers]atomic.Pointer[mark]
-	var writing, reading sync.WaitGroup
-	for wr := range int64(writers) {
-		writing.Add(1)
-		go func() {
-			defer writing.Done()
-			for i := range perWriter {
-				v := wr*perWriter + i
-				var before int64
-				if i%16 == 0 {
-					before = r.Stats().Rotations
-				}
-				r.Put(v)
-				if i%16 == 0 {
-					published[wr].Store(&mark{v, before})
-				}
-				if wr == 0 && i%(perWriter/10) == 0 {
-					clock.Advance(w)
-				}
+	// A writer publishes one Put in 16, with the rotation count of Stats.
+	checked, falseNegatives := bloom.RotationRace{
+		Writers: writers, Readers: readers, PerWriter: perWriter, PublishEvery: 16,
+		Rotations: func() int64 { return r.Stats().Rotations },
+		AfterPut: func(wr, i int64) {
+			if wr == 0 && i%(perWriter/10) == 0 {
+				clock.Advance(w)
 			}
-		}()
-	}
-	var done atomic.Bool
-	var checked, falseNegatives atomic.Int64
-	for rd := range readers {
-		reading.Add(1)
-		go func() {
-			defer reading.Done()
-			for j := 0; !done.Load(); j++ {
-				m := published[(rd+j)%writers].Load()
-				if m == nil {
-					continue
-				}
-				found := r.MightContain(m.v)
-				if r.Stats().Rotations-m.rotations <= 1 {
-					checked.Add(1)
-					if !found {
-						falseNegatives.Add(1)
-					}
-				}
-				if j%500 == 0 {
-					_, err := r.WriteTo(io.Discard)
-					assert.NoError(t, err)
-				}
+		},
+		AfterLookup: func(j int) {
+			if j%500 == 0 {
+				_, err := r.WriteTo(io.Discard)
+				assert.NoError(t, err)
 			}
-		}()
-	}
-	writing.Wait()
-	done.Store(true)
-	reading.Wait()
+		},
+	}.Run(r)
 
 	st := r.Stats()
-	t.Logf("%d rotations (%d on count), %d values checked", st.Rotations, st.EarlyRotations, checked.Load())
-	assert.Zero(t, falseNegatives.Load(), "values put within the last rotation not found")
-	assert.Greater(t, checked.Load(), int64(100), "too few checks to mean anything")
+	t.Logf("%d rotations (%d on count), %d values checked", st.Rotations, st.EarlyRotations, checked)
+	assert.Zero(t, falseNegatives, "values put within the last rotation not found")
+	assert.Greater(t, checked, int64(100), "too few checks to mean anything")
 	// A generation fills every n new values, and the clock moves ten
 	// windows; some of either kind of rotation may find the other has just
 	// happened.

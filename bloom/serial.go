@@ -30,7 +30,6 @@ import (
 )
 
 const (
-	headerSize = 6
 	// chunkWords is how many words WriteTo encodes, and ReadFrom decodes,
 	// per call to the underlying writer or reader: 32 KiB.
 	chunkWords = 4096
@@ -52,7 +51,7 @@ func (f *Filter[T]) WriteTo(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	words := f.bits.WordCount()
-	buf := f.appendHeader(make([]byte, 0, headerSize+8*min(words, chunkWords)))
+	buf := f.appendHeader(make([]byte, 0, HeaderSize+8*min(words, chunkWords)))
 	var written int64
 	for i := 0; i < words; {
 		end := min(i+chunkWords, words)
@@ -72,7 +71,7 @@ func (f *Filter[T]) MarshalBinary() ([]byte, error) {
 	if err := f.usable("MarshalBinary"); err != nil {
 		return nil, err
 	}
-	return f.AppendBinary(make([]byte, 0, headerSize+8*f.bits.WordCount()))
+	return f.AppendBinary(make([]byte, 0, HeaderSize+8*f.bits.WordCount()))
 }
 
 // AppendBinary appends the bytes WriteTo would write to b and returns the
@@ -190,42 +189,33 @@ func (r *byteReader) Read(p []byte) (int, error) {
 // decode reads one serialized filter from r, checking it as Guava's readFrom
 // does and in the same order.
 func decode(r io.Reader, maxBits int64) (strategy.Strategy, int, *bitarray.Array, error) {
-	var hdr [headerSize]byte
+	var hdr [HeaderSize]byte
 	if n, err := io.ReadFull(r, hdr[:]); err != nil {
 		if err == io.EOF {
 			return nil, 0, nil, io.EOF
 		}
-		return nil, 0, nil, readError(err, n, headerSize)
+		return nil, 0, nil, readError(err, n, HeaderSize)
 	}
-	ordinal := int(int8(hdr[0]))
-	k := int(hdr[1])
-	words := int64(int32(binary.BigEndian.Uint32(hdr[2:])))
-	// Guava's exception message, for those who compare notes with Java.
-	guava := fmt.Sprintf("strategyOrdinal: %d numHashFunctions: %d dataLength: %d", ordinal, k, words)
-
-	s, err := strategy.ByOrdinal(ordinal)
-	if err != nil {
-		return nil, 0, nil, fmt.Errorf("%w: %w (%s)", ErrCorrupt, err, guava)
-	}
-	if words <= 0 {
-		return nil, 0, nil, fmt.Errorf("%w: word count %d must be > 0 (%s)", ErrCorrupt, words, guava)
-	}
-	if words > maxWords {
-		// Only where int cannot count 2³¹−1 words, on 32-bit platforms.
-		return nil, 0, nil, fmt.Errorf("%w: %d words is more than %d this platform can hold (%s)", ErrTooLarge, words, maxWords, guava)
-	}
-	if words*64 > maxBits {
-		return nil, 0, nil, fmt.Errorf("%w: %d bits is more than the limit of %d (%s)", ErrTooLarge, words*64, maxBits, guava)
-	}
-
-	data, err := readWords(r, int(words))
+	h, err := parseHeader(hdr)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	if k == 0 {
-		return nil, 0, nil, fmt.Errorf("%w: number of hash functions (0) must be > 0 (%s)", ErrCorrupt, guava)
+	if h.Words > maxWords {
+		// Only where int cannot count 2³¹−1 words, on 32-bit platforms.
+		return nil, 0, nil, fmt.Errorf("%w: %d words is more than %d this platform can hold (%s)", ErrTooLarge, h.Words, maxWords, h.guava())
 	}
-	return s, k, bitarray.FromWords(data), nil
+	if h.Words*64 > maxBits {
+		return nil, 0, nil, fmt.Errorf("%w: %d bits is more than the limit of %d (%s)", ErrTooLarge, h.Words*64, maxBits, h.guava())
+	}
+
+	data, err := readWords(r, int(h.Words))
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if h.NumHashFunctions == 0 {
+		return nil, 0, nil, fmt.Errorf("%w: number of hash functions (0) must be > 0 (%s)", ErrCorrupt, h.guava())
+	}
+	return h.Strategy, h.NumHashFunctions, bitarray.FromWords(data), nil
 }
 
 // readWords reads n big-endian words, growing the result as they arrive so
@@ -243,7 +233,7 @@ func readWords(r io.Reader, n int) ([]uint64, error) {
 		}
 		chunk := buf[:8*min(n-len(words), chunkWords)]
 		if got, err := io.ReadFull(r, chunk); err != nil {
-			return nil, readError(err, headerSize+8*len(words)+got, headerSize+8*n)
+			return nil, readError(err, HeaderSize+8*len(words)+got, HeaderSize+8*n)
 		}
 		for i := 0; i < len(chunk); i += 8 {
 			words = append(words, binary.BigEndian.Uint64(chunk[i:]))

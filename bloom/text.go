@@ -32,7 +32,7 @@ func (f *Filter[T]) AppendText(b []byte) ([]byte, error) {
 	if err := f.usable("AppendText"); err != nil {
 		return b, err
 	}
-	return appendBase64(b, headerSize+8*f.bits.WordCount(), f)
+	return appendBase64(b, HeaderSize+8*f.bits.WordCount(), f)
 }
 
 // UnmarshalText replaces f with the filter in text, which MarshalText or
@@ -65,7 +65,7 @@ func (r *Rotating[T]) AppendText(b []byte) ([]byte, error) {
 	if r.gens.Load() == nil {
 		return b, r.zero("AppendText")
 	}
-	return appendBase64(b, 2*(headerSize+8*r.words), r)
+	return appendBase64(b, 2*(HeaderSize+8*r.words), r)
 }
 
 // UnmarshalText replaces r's generations with the two in text, which

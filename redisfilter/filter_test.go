@@ -52,7 +52,7 @@ func wordsOf[T any](t testing.TB, local *bloom.Filter[T]) []byte {
 	t.Helper()
 	b, err := local.MarshalBinary()
 	require.NoError(t, err)
-	return b[6:]
+	return b[bloom.HeaderSize:]
 }
 
 // TestLayout checks the central promise: after the same puts, the Redis

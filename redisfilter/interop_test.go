@@ -3,7 +3,6 @@ package redisfilter_test
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -13,11 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/internal/javatest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/redis/go-redis/v9"
@@ -36,7 +33,6 @@ import (
 // filters use WithLegacyHashCount.
 func TestJavaInterop(t *testing.T) {
 	rdb := sharedClient(t)
-	javac, java, guavaJar := javatest.Tools(t)
 	ctx := testContext(t)
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(26, 27))
@@ -73,11 +69,7 @@ func TestJavaInterop(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cases.txt"), spec.Bytes(), 0o644))
 
-	jctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	classes := filepath.Join(dir, "classes")
-	javatest.Run(jctx, t, javac, "-encoding", "UTF-8", "-cp", guavaJar, "-d", classes, filepath.Join("testdata", "RedisInterop.java"))
-	out := javatest.Run(jctx, t, java, "-cp", classes+string(filepath.ListSeparator)+guavaJar, "RedisInterop", dir)
+	out := runGuava(ctx, t, filepath.Join("testdata", "RedisInterop.java"), "RedisInterop", dir)
 
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Equal(t, fmt.Sprintf("end %d", len(cases)), lines[len(lines)-1], "RedisInterop.java's report is incomplete")
@@ -161,7 +153,7 @@ func (c *interopFilter[T]) prepare(ctx context.Context, t *testing.T, rdb redis.
 		require.NoError(t, err)
 		c.words = append(c.words, words...)
 	}
-	stream := append(guavaHeader(c.filter.Strategy(), c.filter.NumHashFunctions(), c.filter.BitSize()), c.words...)
+	stream := append(c.header(ctx, t), c.words...)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "redis-"+c.id+".bin"), stream, 0o644))
 
 	fmt.Fprintf(spec, "filter %s %s %d %d %016x\n", c.id, c.javaFunnel, c.strategy.Ordinal(), c.n, math.Float64bits(c.fpp))
@@ -187,13 +179,13 @@ func (c *interopFilter[T]) check(ctx context.Context, t *testing.T, rdb redis.Un
 	// Guava's writeTo words are the Redis string.
 	javaStream, err := os.ReadFile(filepath.Join(dir, "java-"+c.id+".bin"))
 	require.NoError(t, err)
-	require.Greater(t, len(javaStream), 6)
-	assert.Equal(t, guavaHeader(c.filter.Strategy(), c.filter.NumHashFunctions(), c.filter.BitSize()), javaStream[:6], "Guava's header")
-	assert.True(t, bytes.Equal(c.words, javaStream[6:]), "GET (of each shard, concatenated) differs from Guava's writeTo words")
+	require.Greater(t, len(javaStream), bloom.HeaderSize)
+	assert.Equal(t, c.header(ctx, t), javaStream[:bloom.HeaderSize], "Guava's header")
+	assert.True(t, bytes.Equal(c.words, javaStream[bloom.HeaderSize:]), "GET (of each shard, concatenated) differs from Guava's writeTo words")
 
 	// SET as a Redis filter, Guava's words answer as Guava does.
 	fromJava := c.open(ctx, t, rdb, filterName(t)+"/from-java")
-	rest := javaStream[6:]
+	rest := javaStream[bloom.HeaderSize:]
 	for _, key := range fromJava.Keys() {
 		n := min(len(rest), int(c.shardBytes))
 		if c.shardBytes == 0 {
@@ -217,10 +209,14 @@ func (c *interopFilter[T]) check(ctx context.Context, t *testing.T, rdb redis.Un
 	assert.True(t, read.Equal(snap), "bloom.ReadFrom(Guava's stream) differs from the Redis filter's Snapshot")
 }
 
-func guavaHeader(s strategy.Strategy, k int, bitSize int64) []byte {
-	h := []byte{byte(s.Ordinal()), byte(k), 0, 0, 0, 0}
-	binary.BigEndian.PutUint32(h[2:], uint32(bitSize/64))
-	return h
+// header returns the header of Guava's writeTo format of c's filter, as
+// bloom writes it.
+func (c *interopFilter[T]) header(ctx context.Context, t *testing.T) []byte {
+	snap, err := c.filter.Snapshot(ctx)
+	require.NoError(t, err)
+	data, err := snap.MarshalBinary()
+	require.NoError(t, err)
+	return data[:bloom.HeaderSize]
 }
 
 func answerString(answers []bool) string {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,11 +11,6 @@ import (
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
-
-// headerSize is the size of a serialized filter's header, before its words:
-// the strategy's ordinal, the number of hash functions and the number of
-// words, as bloom.Filter.WriteTo describes them.
-const headerSize = 6
 
 var (
 	// errNotFilter reports a file that is neither one filter, nor the two
@@ -134,7 +128,7 @@ func decodeFilters[T any](r io.Reader, f funnel.Funnel[T], maxBytes int64) ([]*b
 // not begin with a strategy's ordinal, and, having read only the header,
 // errOverLimit if limit >= 0 and the filter takes more than limit bytes.
 func readFilter[T any](r io.Reader, f funnel.Funnel[T], limit int64) (*bloom.Filter[T], int64, error) {
-	var h [headerSize]byte
+	var h [bloom.HeaderSize]byte
 	n, err := io.ReadFull(r, h[:])
 	switch {
 	case n == 0 && errors.Is(err, io.EOF):
@@ -142,17 +136,19 @@ func readFilter[T any](r io.Reader, f funnel.Funnel[T], limit int64) (*bloom.Fil
 	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
 		return nil, 0, err
 	}
-	if _, err := strategy.ByOrdinal(int(int8(h[0]))); err != nil {
+	header, err := bloom.ParseHeader(h[:n])
+	switch {
+	case errors.Is(err, strategy.ErrUnknownOrdinal):
 		return nil, 0, fmt.Errorf("it begins %q, and %w", h[:n], errNoOrdinal)
+	case err == nil && limit >= 0 && header.Size() > limit:
+		return nil, header.Size(), errOverLimit
 	}
-	// A short header, or a word count that is not positive, is for
-	// ReadFrom to report.
-	size := headerSize + 8*int64(int32(binary.BigEndian.Uint32(h[2:])))
-	if n == headerSize && size > headerSize && limit >= 0 && size > limit {
-		return nil, size, errOverLimit
-	}
+	// A short or corrupt header is for ReadFrom to report.
 	filter, err := bloom.ReadFrom(io.MultiReader(bytes.NewReader(h[:n]), r), f)
-	return filter, size, err
+	if err != nil {
+		return nil, 0, err
+	}
+	return filter, serializedSize(filter), nil
 }
 
 // peek reports whether r has more bytes, and returns a reader of all of
@@ -169,7 +165,7 @@ func peek(r io.Reader) (io.Reader, bool, error) {
 	return io.MultiReader(bytes.NewReader(b[:n]), r), true, nil
 }
 
-func serializedSize[T any](f *bloom.Filter[T]) int64 { return headerSize + f.BitSize()/8 }
+func serializedSize[T any](f *bloom.Filter[T]) int64 { return bloom.HeaderSize + f.BitSize()/8 }
 
 func describe[T any](f *bloom.Filter[T]) string {
 	return fmt.Sprintf("%v, %d bits, %d hash functions", f.Strategy(), f.BitSize(), f.NumHashFunctions())

@@ -21,7 +21,6 @@ package bitarray
 import (
 	"math/bits"
 	"sync/atomic"
-	"unsafe"
 )
 
 // MaxWords is the largest number of words an Array may have: Guava's
@@ -103,10 +102,6 @@ func reduce(x, d, recip uint64) uint64 {
 
 // WordCount returns the number of 64-bit words in a.
 func (a *Array) WordCount() int { return len(a.words) }
-
-// Addr returns the address of a's first word, for measurements of the
-// memory under a, such as the share of it on huge pages.
-func (a *Array) Addr() uintptr { return uintptr(unsafe.Pointer(&a.words[0])) }
 
 // Get reports whether bit i is set.
 func (a *Array) Get(i uint64) bool { return a.Bit(i) != 0 }

@@ -24,11 +24,11 @@ const hugePageSize = 2 << 20
 // heap hands out again has been faulted in already, in 4 KiB pages, by make
 // zeroing it (as have words decoded from a stream or copied), so such a
 // filter can have none of its memory on huge pages. MADV_COLLAPSE moves the
-// pages already there onto huge pages at once, in less time than make took
-// to zero them, and skips the ranges nothing has touched yet; bench's
-// limits report shows the share of a filter on huge pages, and
-// bench/results/choices.md what it changed. Kernels before 6.1 reject
-// it; the kernel's background collapsing is then all there is.
+// pages already there onto huge pages at once and skips the ranges nothing
+// has touched yet. bench/results/choices.md has what it costs and what it
+// changed, and bench's limits report shows the share on huge pages of its
+// memory, which it allocates this way. Kernels before 6.1 reject it; the
+// kernel's background collapsing is then all there is.
 //
 // It returns MADV_COLLAPSE's error, for tests: callers have nothing to do
 // about it.

@@ -46,9 +46,9 @@ func Tools(t testing.TB) (javac, java, guavaJar string) {
 	return javac, java, guavaJar
 }
 
-// Run runs a JDK tool and returns its standard output, failing t with its
+// run runs a JDK tool and returns its standard output, failing t with its
 // standard error, and the end of its output, if it fails.
-func Run(ctx context.Context, t testing.TB, name string, args ...string) string {
+func run(ctx context.Context, t testing.TB, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, name, args...)
 	var stdout, stderr bytes.Buffer
@@ -63,7 +63,7 @@ func Run(ctx context.Context, t testing.TB, name string, args ...string) string 
 
 // Program compiles the Java sources against Guava and runs their class
 // main with args, returning its standard output. Like Tools, it skips t, or
-// fails it in CI, when the JDK or Guava is missing; like Run, it fails t if
+// fails it in CI, when the JDK or Guava is missing; like run, it fails t if
 // either step fails. A JVM that hangs fails t after two minutes rather than
 // holding the test until the global timeout.
 func Program(t testing.TB, sources []string, main string, args ...string) string {
@@ -72,6 +72,6 @@ func Program(t testing.TB, sources []string, main string, args ...string) string
 	classes := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	Run(ctx, t, javac, append([]string{"-encoding", "UTF-8", "-cp", guavaJar, "-d", classes}, sources...)...)
-	return Run(ctx, t, java, append([]string{"-cp", classes + string(filepath.ListSeparator) + guavaJar, main}, args...)...)
+	run(ctx, t, javac, append([]string{"-encoding", "UTF-8", "-cp", guavaJar, "-d", classes}, sources...)...)
+	return run(ctx, t, java, append([]string{"-cp", classes + string(filepath.ListSeparator) + guavaJar, main}, args...)...)
 }

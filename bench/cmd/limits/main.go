@@ -51,20 +51,20 @@ func main() {
 		}
 		n := int64(f)
 		for _, key := range strings.Split(*keys, ",") {
-			cases := bench.LimitCases(key, n)
+			cases := casesFor(key, n)
 			if cases == nil {
 				log.Fatalf("-keys: no key type %q", key)
 			}
 			report(n, key, cases, *count)
 		}
 	}
-	bench.ReleaseLimitFixtures()
+	releaseFixtures()
 	fmt.Printf("\nload average after: %s\n", loadAverage())
 }
 
 // report runs every case count times, round robin, so that the limits and
 // the operations see the same machine, and prints a row per case.
-func report(n int64, key string, cases []bench.LimitCase, count int) {
+func report(n int64, key string, cases []limitCase, count int) {
 	runs := make([][]float64, len(cases))
 	for range count {
 		for i, c := range cases {
@@ -79,20 +79,16 @@ func report(n int64, key string, cases []bench.LimitCase, count int) {
 	for i, c := range cases {
 		ns[c.Name] = median(runs[i])
 	}
-	dep, indep := ns[bench.DependentLoadsCase], ns[bench.IndependentLoadsCase]
+	dep, indep := ns[dependentLoadsCase], ns[independentLoadsCase]
 	name := bench.SizeName(n)
-	huge := bench.LimitHugePageShare()
+	huge := memoryHugePageShare()
 	for _, c := range cases {
 		t := ns[c.Name]
 		switch c.Name {
-		case bench.HashCase:
+		case hashCase, hashChainedCase:
 			fmt.Printf("| %s | %s | %s | %.1f | | | | | |\n", name, key, c.Name, t)
 			continue
-		case bench.HashChainedCase:
-			fmt.Printf("| %s | %s | %s | %.1f | | | | | |\n", name, key, c.Name, t)
-			fmt.Printf("| %s | %s | the filter's bits (huge pages: %s) | | | | | | |\n", name, key, share(bench.FilterHugePageShare()))
-			continue
-		case bench.DependentLoadsCase, bench.IndependentLoadsCase, bench.GroupLoadsCase:
+		case dependentLoadsCase, independentLoadsCase, groupLoadsCase:
 			fmt.Printf("| %s | %s | %s (huge pages: %s) | %.1f | | | | | |\n", name, key, c.Name, share(huge), t)
 			continue
 		}
@@ -104,7 +100,7 @@ func report(n int64, key string, cases []bench.LimitCase, count int) {
 			ratio = t / (l * indep)
 		}
 		if c.Dependent {
-			limit = fmt.Sprintf("%.1f (one dependent; k together: %.1f)", dep, ns[bench.GroupLoadsCase])
+			limit = fmt.Sprintf("%.1f (one dependent; k together: %.1f)", dep, ns[groupLoadsCase])
 			ratio = t / dep
 		}
 		target := ""

@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"math"
@@ -6,19 +6,17 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
+	"github.com/mitzbloom/mitzbloom/bench"
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/internal/bitarray"
-	"github.com/mitzbloom/mitzbloom/internal/filterbits"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
-// A LimitCase is one benchmark of the limits report: an operation of
+// A limitCase is one benchmark of the limits report: an operation of
 // mitzbloom on a filter far larger than the caches, or one of the limits
 // themselves, with what the report compares it with.
-type LimitCase struct {
+type limitCase struct {
 	// Name names the case, such as "MightContainMany/present".
 	Name string
 	// Run is the benchmark; ns/op is per key (per load for the limits).
@@ -36,36 +34,36 @@ type LimitCase struct {
 	Target float64
 }
 
-// LimitSizes are the filter sizes of the limits report: 1e8 keys is the
+// limitSizes are the filter sizes of the limits report: 1e8 keys is the
 // size it is about, 1e4 checks the apparatus in CI.
-var LimitSizes = []int64{1e4, 1e6, 1e7, 1e8}
+var limitSizes = []int64{1e4, 1e6, 1e7, 1e8}
 
 // Names of the limit cases.
 const (
-	DependentLoadsCase   = "limit/dependent-load"
-	IndependentLoadsCase = "limit/independent-load"
-	// HashCase is the hashing of a key alone, which every operation pays.
-	HashCase = "hash"
-	// HashChainedCase is the hashing of a key chosen by the hash before:
+	dependentLoadsCase   = "limit/dependent-load"
+	independentLoadsCase = "limit/independent-load"
+	// hashCase is the hashing of a key alone, which every operation pays.
+	hashCase = "hash"
+	// hashChainedCase is the hashing of a key chosen by the hash before:
 	// the latency of the hash, which a single lookup waits for.
-	HashChainedCase = "hash/chained"
-	// GroupLoadsCase is k loads in flight together, each group waiting
+	hashChainedCase = "hash/chained"
+	// groupLoadsCase is k loads in flight together, each group waiting
 	// for the one before.
-	GroupLoadsCase = "limit/dependent-k-loads"
+	groupLoadsCase = "limit/dependent-k-loads"
 )
 
-// LimitCases returns the limit benchmarks for filters of n keys, then
+// casesFor returns the limit benchmarks for filters of n keys, then
 // mitzbloom's operations with keys of the workload named key ("int64" or
 // "hostport"). The memory and filters are made when a case first runs and
 // kept for the others, one size and key type at a time: at 1e8 keys that
 // is about a gigabyte and a minute of filling.
-func LimitCases(key string, n int64) []LimitCase {
+func casesFor(key string, n int64) []limitCase {
 	switch key {
 	case "int64":
-		return limitCases(key, n, funnel.Int64, Int64Key, func(k int64) uint64 { return uint64(k) })
+		return limitCases(key, n, funnel.Int64, bench.Int64Key, func(k int64) uint64 { return uint64(k) })
 	case "hostport":
 		// A string's header and its bytes.
-		return limitCases(key, n, funnel.String, HostPortKey, func(k string) uint64 { return uint64(len(k)) + uint64(k[0]) })
+		return limitCases(key, n, funnel.String, bench.HostPortKey, func(k string) uint64 { return uint64(len(k)) + uint64(k[0]) })
 	}
 	return nil
 }
@@ -75,33 +73,30 @@ var limitCache struct {
 	sync.Mutex
 	key string
 	n   int64
-	mem *LimitMemory
+	mem *limitMemory
 	fix any // *limitFixture[K]
-	// filter is the bit array of the fixture's filter, whose huge pages
-	// the report shows beside the limit memory's.
-	filter *bitarray.Array
 }
 
-// ReleaseLimitFixtures drops the memory and filters the limit cases made.
-func ReleaseLimitFixtures() {
+// releaseFixtures drops the memory and filters the limit cases made.
+func releaseFixtures() {
 	limitCache.Lock()
 	defer limitCache.Unlock()
-	limitCache.mem, limitCache.fix, limitCache.filter, limitCache.key, limitCache.n = nil, nil, nil, "", 0
+	limitCache.mem, limitCache.fix, limitCache.key, limitCache.n = nil, nil, "", 0
 	runtime.GC()
 }
 
 func limitClaim(key string, n int64) {
 	if limitCache.key != key || limitCache.n != n {
-		limitCache.mem, limitCache.fix, limitCache.filter = nil, nil, nil
+		limitCache.mem, limitCache.fix = nil, nil
 		runtime.GC()
 		limitCache.key, limitCache.n = key, n
 	}
 }
 
-// LimitHugePageShare returns the share of the limit benchmarks' memory,
+// memoryHugePageShare returns the share of the limit benchmarks' memory,
 // as last made, that the kernel backs with huge pages, or -1 if it is not
 // known.
-func LimitHugePageShare() float64 {
+func memoryHugePageShare() float64 {
 	limitCache.Lock()
 	defer limitCache.Unlock()
 	if limitCache.mem == nil {
@@ -110,24 +105,12 @@ func LimitHugePageShare() float64 {
 	return limitCache.mem.HugePageShare()
 }
 
-// FilterHugePageShare returns the share of the bits of the filter the
-// single and batch lookups probe, as last made, that the kernel backs with
-// huge pages, or -1 if it is not known.
-func FilterHugePageShare() float64 {
-	limitCache.Lock()
-	defer limitCache.Unlock()
-	if limitCache.filter == nil {
-		return -1
-	}
-	return hugePageShare(limitCache.filter.Addr(), limitCache.filter.WordCount())
-}
-
-func limitMemory(b *testing.B, key string, n int64) *LimitMemory {
+func cachedMemory(b *testing.B, key string, n int64) *limitMemory {
 	limitCache.Lock()
 	defer limitCache.Unlock()
 	limitClaim(key, n)
 	if limitCache.mem == nil {
-		m, err := NewLimitMemory(n)
+		m, err := newLimitMemory(n)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -148,7 +131,6 @@ func limitFixtureOf[K any](b *testing.B, key string, n int64, f funnel.Funnel[K]
 		b.Fatal(err)
 	}
 	limitCache.fix = fx
-	limitCache.filter = filterbits.Of(fx.filter)
 	return fx
 }
 
@@ -178,21 +160,21 @@ const rotatingShare = 0.95
 func newLimitFixture[K any](n int64, f funnel.Funnel[K], keyOf func(uint64) K) (*limitFixture[K], error) {
 	fx := &limitFixture[K]{n: n, f: f, keyOf: keyOf}
 	var err error
-	if fx.filter, err = bloom.New(f, n, P); err != nil {
+	if fx.filter, err = bloom.New(f, n, bench.P); err != nil {
 		return nil, err
 	}
 	putIndexes(fx.filter, keyOf, 0, uint64(n))
 	half := min(int(n), 1<<20)
 	for j := range half {
 		fx.present = append(fx.present, keyOf(uint64(j)*uint64(n)/uint64(half)))
-		fx.absent = append(fx.absent, keyOf(AbsentBase+uint64(j)))
+		fx.absent = append(fx.absent, keyOf(bench.AbsentBase+uint64(j)))
 	}
-	for _, x := range ProbeIndexes(uint64(n), half) {
+	for _, x := range bench.ProbeIndexes(uint64(n), half) {
 		fx.mixed = append(fx.mixed, keyOf(x))
 	}
 
 	clock := bloom.NewManualClock(time.Unix(0, 0))
-	if fx.rot, err = bloom.NewRotating(f, n, P, time.Hour, bloom.WithClock(clock)); err != nil {
+	if fx.rot, err = bloom.NewRotating(f, n, bench.P, time.Hour, bloom.WithClock(clock)); err != nil {
 		return nil, err
 	}
 	m := uint64(float64(n) * rotatingShare)
@@ -205,12 +187,12 @@ func newLimitFixture[K any](n int64, f funnel.Funnel[K], keyOf func(uint64) K) (
 	}
 
 	fx.fill = &fillState[K, *bloom.Filter[K]]{n: uint64(n), keyOf: keyOf, make: func() (*bloom.Filter[K], error) {
-		return bloom.New(f, n, P)
+		return bloom.New(f, n, bench.P)
 	}}
 	fx.rotFill = &fillState[K, *bloom.Rotating[K]]{n: uint64(n), keyOf: keyOf, make: func() (*bloom.Rotating[K], error) {
 		// Generations fill on their counts as the benchmark puts new keys:
 		// the previous one full, the current one filling.
-		r, err := bloom.NewRotating(f, n, P, time.Hour, bloom.WithClock(bloom.NewManualClock(time.Unix(0, 0))))
+		r, err := bloom.NewRotating(f, n, bench.P, time.Hour, bloom.WithClock(bloom.NewManualClock(time.Unix(0, 0))))
 		if err == nil {
 			putIndexes(r, keyOf, 2*uint64(n), 2*uint64(n)+m)
 		}
@@ -224,12 +206,13 @@ func newLimitFixture[K any](n int64, f funnel.Funnel[K], keyOf func(uint64) K) (
 	return fx, nil
 }
 
-// putIndexes puts the keys of indexes [from, to) in s, Chunk at a time.
+// putIndexes puts the keys of indexes [from, to) in s, [bench.Chunk] at a
+// time.
 func putIndexes[K any](s interface{ PutMany([]K) }, keyOf func(uint64) K, from, to uint64) {
-	keys := make([]K, 0, Chunk)
+	keys := make([]K, 0, bench.Chunk)
 	for i := from; i < to; {
 		keys = keys[:0]
-		for ; i < to && len(keys) < Chunk; i++ {
+		for ; i < to && len(keys) < bench.Chunk; i++ {
 			keys = append(keys, keyOf(i))
 		}
 		s.PutMany(keys)
@@ -260,8 +243,8 @@ func (st *fillState[K, S]) renew() error {
 	return err
 }
 
-// run puts the next ops keys, Chunk at a time, making keys and filters with
-// the timer stopped.
+// run puts the next ops keys, [bench.Chunk] at a time, making keys and
+// filters with the timer stopped.
 func (st *fillState[K, S]) run(b *testing.B, ops int) {
 	for ops > 0 {
 		if st.pos == st.n {
@@ -280,7 +263,7 @@ func (st *fillState[K, S]) run(b *testing.B, ops int) {
 			b.StartTimer()
 		}
 		t := st.pos - st.winLo
-		m := min(uint64(ops), Chunk, uint64(len(st.win))-t)
+		m := min(uint64(ops), bench.Chunk, uint64(len(st.win))-t)
 		st.set.PutMany(st.win[t : t+m])
 		st.pos += m
 		ops -= int(m)
@@ -302,9 +285,17 @@ func filterFill[K any](f *bloom.Filter[K]) float64 {
 	return float64(f.BitCount()) / float64(f.BitSize())
 }
 
-// b2u returns 1 for true and 0 for false as data, not as a branch, so that
-// a benchmark can make its next key depend on an answer.
-func b2u(v bool) int { return int(*(*uint8)(unsafe.Pointer(&v))) }
+// b2u returns 1 for true and 0 for false, so that a benchmark can make its
+// next key depend on an answer. The compiler makes it data, not a branch:
+// the bool's byte zero-extended (MOVBLZX on amd64; see go build
+// -gcflags=-S).
+func b2u(v bool) int {
+	x := 0
+	if v {
+		x = 1
+	}
+	return x
+}
 
 // benchEach asks ask about b.N keys cycled from keys, one at a time, each
 // independent of the answer before.
@@ -347,12 +338,13 @@ func benchChain[K any](b *testing.B, keys []K, ask func(K) bool, warm func(K) ui
 	runtime.KeepAlive(t)
 }
 
-// benchBatches asks ask about b.N keys cycled from keys, Chunk at a time.
+// benchBatches asks ask about b.N keys cycled from keys, [bench.Chunk] at a
+// time.
 func benchBatches[K any](b *testing.B, keys []K, ask func(dst []bool, keys []K) []bool) {
-	dst := make([]bool, 0, Chunk)
+	dst := make([]bool, 0, bench.Chunk)
 	b.ResetTimer()
 	for done, t := 0, 0; done < b.N; {
-		m := min(Chunk, b.N-done, len(keys)-t)
+		m := min(bench.Chunk, b.N-done, len(keys)-t)
 		dst = ask(dst[:0], keys[t:t+m])
 		done += m
 		if t += m; t == len(keys) {
@@ -361,7 +353,7 @@ func benchBatches[K any](b *testing.B, keys []K, ask func(dst []bool, keys []K) 
 	}
 }
 
-func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint64) K, warm func(K) uint64) []LimitCase {
+func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint64) K, warm func(K) uint64) []limitCase {
 	var fx *limitFixture[K]
 	get := func(b *testing.B) *limitFixture[K] {
 		fx = limitFixtureOf(b, key, n, f, keyOf)
@@ -377,17 +369,17 @@ func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint6
 		kk := fx.filter.NumHashFunctions()
 		return absentProbes(st.Current.FillRatio, kk), absentProbes(st.Previous.FillRatio, kk)
 	}
-	return []LimitCase{
-		{Name: DependentLoadsCase, Run: func(b *testing.B) { limitMemory(b, key, n).BenchDependentLoads(b) }},
-		{Name: IndependentLoadsCase, Run: func(b *testing.B) { limitMemory(b, key, n).BenchIndependentLoads(b) }},
-		{Name: GroupLoadsCase, Run: func(b *testing.B) {
-			_, k, err := bloom.Size(n, P)
+	return []limitCase{
+		{Name: dependentLoadsCase, Run: func(b *testing.B) { cachedMemory(b, key, n).BenchDependentLoads(b) }},
+		{Name: independentLoadsCase, Run: func(b *testing.B) { cachedMemory(b, key, n).BenchIndependentLoads(b) }},
+		{Name: groupLoadsCase, Run: func(b *testing.B) {
+			_, k, err := bloom.Size(n, bench.P)
 			if err != nil {
 				b.Fatal(err)
 			}
-			limitMemory(b, key, n).BenchDependentGroups(b, k)
+			cachedMemory(b, key, n).BenchDependentGroups(b, k)
 		}},
-		{Name: HashCase, Run: func(b *testing.B) {
+		{Name: hashCase, Run: func(b *testing.B) {
 			fx := get(b)
 			h := strategy.HasherFor(f)
 			var acc uint64
@@ -401,7 +393,7 @@ func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint6
 			}
 			runtime.KeepAlive(acc)
 		}},
-		{Name: HashChainedCase, Run: func(b *testing.B) {
+		{Name: hashChainedCase, Run: func(b *testing.B) {
 			fx := get(b)
 			h := strategy.HasherFor(f)
 			t := 0

@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"math"
@@ -13,7 +13,7 @@ import (
 // never finds its line in a cache before the cycle closes.
 func TestLimitChain(t *testing.T) {
 	for _, n := range []int64{1, 1000, 1e5} {
-		m, err := NewLimitMemory(n)
+		m, err := newLimitMemory(n)
 		require.NoError(t, err)
 		lines := len(m.words) / lineWords
 		seen := make([]bool, max(lines, 1))

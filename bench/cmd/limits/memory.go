@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/mitzbloom/mitzbloom/bench"
 	"github.com/mitzbloom/mitzbloom/bench/internal/splitmix"
 	"github.com/mitzbloom/mitzbloom/bloom"
-	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 )
 
 // The limits of the machine. A filter far larger than the caches is as fast
@@ -25,24 +25,21 @@ import (
 // lineWords is the number of words in a 64-byte cache line.
 const lineWords = 8
 
-// LimitMemory is memory of the size of a filter, allocated as a filter's
+// limitMemory is memory of the size of a filter, allocated as a filter's
 // words are, for the limit benchmarks.
-type LimitMemory struct {
+type limitMemory struct {
+	// words[l·8] is the index of the first word of the cache line after
+	// line l, in one random cycle through every line (see chain).
 	words []uint64
-	// chained is set once chain has linked the first word of every cache
-	// line into one cycle in a random order: words[l·8] is the index of
-	// the first word of the line after line l.
-	chained bool
 	// gather holds the random word indexes of BenchIndependentLoads.
 	gather []uint32
 }
 
-// NewLimitMemory returns the memory of a filter of n keys at [P]: as many
-// words, from the same allocation as the filter's (heap memory advised for
-// huge pages before its first write), with its cache lines chained in one
-// random cycle.
-func NewLimitMemory(n int64) (*LimitMemory, error) {
-	bitSize, _, err := bloom.Size(n, P)
+// newLimitMemory returns the memory of a filter of n keys at [bench.P]: as
+// many words, allocated as the library allocates a filter's (see
+// makeWords), with its cache lines chained in one random cycle.
+func newLimitMemory(n int64) (*limitMemory, error) {
+	bitSize, _, err := bloom.Size(n, bench.P)
 	if err != nil {
 		return nil, err
 	}
@@ -50,18 +47,15 @@ func NewLimitMemory(n int64) (*LimitMemory, error) {
 	if uint64(words) > math.MaxUint32 {
 		return nil, fmt.Errorf("bench: limit memory of %d words: the gather's indexes hold 32 bits", words)
 	}
-	m := &LimitMemory{words: bitarray.MakeWords(words), gather: gatherIndexes(words)}
+	m := &limitMemory{words: makeWords(words), gather: gatherIndexes(words)}
 	m.chain()
 	return m, nil
 }
 
-// Bytes returns the size of m.
-func (m *LimitMemory) Bytes() int64 { return int64(len(m.words)) * 8 }
-
 // chain links m's lines into one cycle: a random permutation of the lines,
 // each line holding the index of the next one's first word. A memory of
 // less than a line is a cycle of its first word.
-func (m *LimitMemory) chain() {
+func (m *limitMemory) chain() {
 	lines := len(m.words) / lineWords
 	if lines < 2 {
 		m.words[0] = 0
@@ -73,19 +67,18 @@ func (m *LimitMemory) chain() {
 	}
 	// Fisher–Yates, from its own range of the generator.
 	for i := lines - 1; i > 0; i-- {
-		j, _ := bits.Mul64(splitmix.At(Seed^0x6c696d, uint64(i)), uint64(i+1))
+		j, _ := bits.Mul64(splitmix.At(bench.Seed^0x6c696d, uint64(i)), uint64(i+1))
 		order[i], order[j] = order[j], order[i]
 	}
 	for t, l := range order {
 		m.words[int(l)*lineWords] = uint64(order[(t+1)%lines]) * lineWords
 	}
-	m.chained = true
 }
 
 // BenchDependentLoads times loads that each wait for the one before: it
 // follows m's chain, a random cache line per load, so that ns/op is the
 // latency of a load from m.
-func (m *LimitMemory) BenchDependentLoads(b *testing.B) {
+func (m *limitMemory) BenchDependentLoads(b *testing.B) {
 	w := m.words
 	i := uint64(0)
 	b.ResetTimer()
@@ -101,9 +94,9 @@ func (m *LimitMemory) BenchDependentLoads(b *testing.B) {
 // core keeps as many misses in flight as it can track. ns/op is the
 // throughput of random loads from m, the fastest this machine does them:
 // deriving each address in the loop instead, from a mixed counter, takes
-// room in the core's window of instructions that loads would use, and
-// measured about twice as slow over a filter of 1e8 keys.
-func (m *LimitMemory) BenchIndependentLoads(b *testing.B) {
+// room in the core's window of instructions that loads would use
+// (results/choices.md has what it cost).
+func (m *limitMemory) BenchIndependentLoads(b *testing.B) {
 	w, idx := m.words, m.gather
 	mask := len(idx) - 1
 	var acc uint64
@@ -125,7 +118,7 @@ func gatherIndexes(words int) []uint32 {
 	}
 	idx := make([]uint32, n)
 	for i := range idx {
-		x, _ := bits.Mul64(splitmix.At(Seed^0x676174, uint64(i)), uint64(words))
+		x, _ := bits.Mul64(splitmix.At(bench.Seed^0x676174, uint64(i)), uint64(words))
 		idx[i] = uint32(x)
 	}
 	return idx
@@ -138,7 +131,7 @@ func gatherIndexes(words int) []uint32 {
 // address even when those words are zero, as most of m's are. ns/op is the
 // latency of k misses in flight together, which is what a single lookup of
 // a present key waits for at best.
-func (m *LimitMemory) BenchDependentGroups(b *testing.B, k int) {
+func (m *limitMemory) BenchDependentGroups(b *testing.B, k int) {
 	w := m.words
 	n := uint64(len(w))
 	x := uint64(0)
@@ -155,18 +148,11 @@ func (m *LimitMemory) BenchDependentGroups(b *testing.B, k int) {
 }
 
 // HugePageShare returns the share of m's bytes that the kernel backs with
-// transparent huge pages, from /proc/self/smaps, or -1 where that cannot be
-// read.
-func (m *LimitMemory) HugePageShare() float64 {
-	return hugePageShare(uintptr(unsafe.Pointer(&m.words[0])), len(m.words))
-}
-
-// hugePageShare returns the share of the words words from address lo that
-// the kernel backs with transparent huge pages, or -1 where that cannot be
-// read.
-func hugePageShare(lo uintptr, words int) float64 {
-	hi := lo + uintptr(words)*8
-	huge, ok := bitarray.HugePageBytes(lo, hi)
+// transparent huge pages, or -1 where that cannot be read.
+func (m *limitMemory) HugePageShare() float64 {
+	lo := uintptr(unsafe.Pointer(&m.words[0]))
+	hi := lo + uintptr(len(m.words))*8
+	huge, ok := hugePageBytes(lo, hi)
 	if !ok {
 		return -1
 	}

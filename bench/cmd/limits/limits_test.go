@@ -1,4 +1,4 @@
-package bench_test
+package main
 
 import (
 	"testing"
@@ -14,12 +14,12 @@ import (
 // cases and runs. go -C bench run ./cmd/limits runs them all and writes the
 // report of ratios.
 func BenchmarkLimits(b *testing.B) {
-	for _, n := range bench.LimitSizes {
+	for _, n := range limitSizes {
 		for _, key := range []string{"int64", "hostport"} {
-			for _, c := range bench.LimitCases(key, n) {
+			for _, c := range casesFor(key, n) {
 				b.Run("n="+bench.SizeName(n)+"/key="+key+"/case="+c.Name, c.Run)
 			}
 		}
 	}
-	bench.ReleaseLimitFixtures()
+	releaseFixtures()
 }
