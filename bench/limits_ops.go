@@ -12,7 +12,6 @@ import (
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 	"github.com/mitzbloom/mitzbloom/internal/filterbits"
-	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // A LimitCase is one benchmark of the limits report: an operation of
@@ -389,7 +388,7 @@ func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint6
 		}},
 		{Name: HashCase, Run: func(b *testing.B) {
 			fx := get(b)
-			h := strategy.HasherFor(f)
+			h := funnel.HasherFor(f)
 			var acc uint64
 			b.ResetTimer()
 			for i, t := 0, 0; i < b.N; i++ {
@@ -403,7 +402,7 @@ func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint6
 		}},
 		{Name: HashChainedCase, Run: func(b *testing.B) {
 			fx := get(b)
-			h := strategy.HasherFor(f)
+			h := funnel.HasherFor(f)
 			t := 0
 			b.ResetTimer()
 			for range b.N {

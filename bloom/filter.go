@@ -26,7 +26,7 @@ import (
 // concurrent writes for speed.
 type Filter[T any] struct {
 	funnel   funnel.Funnel[T]
-	hash     strategy.Hasher[T]
+	hash     funnel.Hasher[T]
 	strategy strategy.Strategy
 	probe    probe.Prober
 	k        int
@@ -58,7 +58,7 @@ func New[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts 
 }
 
 func newFilter[T any](f funnel.Funnel[T], s strategy.Strategy, k int, bits *bitarray.Array, plain bool) *Filter[T] {
-	return &Filter[T]{funnel: f, hash: strategy.HasherFor(f), strategy: s, probe: probe.For(s == strategy.Murmur128Mitz32, plain), k: k, bits: bits}
+	return &Filter[T]{funnel: f, hash: funnel.HasherFor(f), strategy: s, probe: probe.For(s == strategy.Murmur128Mitz32, plain), k: k, bits: bits}
 }
 
 // Put adds v to f and reports whether any bit changed. Put returning true

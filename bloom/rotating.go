@@ -53,7 +53,7 @@ import (
 // referenced is garbage collected, its pending timer notwithstanding.
 type Rotating[T any] struct {
 	gens atomic.Pointer[generations[T]]
-	hash strategy.Hasher[T] // one hash for both generations
+	hash funnel.Hasher[T] // one hash for both generations
 
 	shardShift uint  // the insert counter of a hash is inserts[h2>>shardShift]
 	shardLimit int64 // inserts counted in one shard that fill a generation
@@ -187,7 +187,7 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 	n = max(n, 1)
 	shift, limit := shardsFor(n)
 	return &Rotating[T]{
-		hash:               strategy.HasherFor(f),
+		hash:               funnel.HasherFor(f),
 		shardShift:         shift,
 		shardLimit:         limit,
 		funnel:             f,

@@ -74,7 +74,7 @@ import (
 // [ReadScalable].
 type Scalable[T any] struct {
 	stages atomic.Pointer[stageList[T]]
-	hash   strategy.Hasher[T] // one hash for every stage
+	hash   funnel.Hasher[T] // one hash for every stage
 
 	funnel          funnel.Funnel[T]
 	opts            []Option // the options of every stage's size
@@ -184,7 +184,7 @@ func newScalable[T any](f funnel.Funnel[T], n int64, p float64, opts []Option) (
 		return nil, stageSize{}, err
 	}
 	s := &Scalable[T]{
-		hash:            strategy.HasherFor(f),
+		hash:            funnel.HasherFor(f),
 		funnel:          f,
 		opts:            opts,
 		strategy:        cfg.Strategy,

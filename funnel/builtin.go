@@ -6,14 +6,15 @@ import "github.com/mitzbloom/mitzbloom/internal/murmur3"
 // that returns the Murmur3-128 hash of the bytes Funnel feeds. A filter looks
 // for that method once and then skips the Sink, its buffer and a call per
 // primitive: most of the cost of a Put for small keys. The method is trusted
-// only on the funnels that embed builtin, which no other package can mark.
+// only on the funnels that embed builtin, whose unexported isBuiltin method
+// no type outside this package can have.
 
 // builtin marks a built-in funnel.
 type builtin struct{}
 
-// Builtin marks the funnel as one whose Sum128 hashes exactly the bytes
+// isBuiltin marks the funnel as one whose Sum128 hashes exactly the bytes
 // its Funnel method feeds.
-func (builtin) Builtin(murmur3.Seal) {}
+func (builtin) isBuiltin() {}
 
 // Bytes feeds a byte slice as it is, as Guava's Funnels.byteArrayFunnel()
 // does. It is ready to use.

@@ -86,7 +86,7 @@ func TestLayout(t *testing.T) {
 					require.NoError(t, err)
 					assert.True(t, changed)
 					local.Put(first)
-					h1, h2 := strategy.Sum128(funnel.String, first)
+					h1, h2 := funnel.Sum128(funnel.String, first)
 					idx := s.AppendIndexes(nil, h1, h2, f.NumHashFunctions(), f.BitSize())
 					for _, i := range idx {
 						bit, err := rdb.GetBit(ctx, f.Keys()[0], i^63).Result()

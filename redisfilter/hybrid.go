@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 	"github.com/mitzbloom/mitzbloom/internal/filterbits"
 	"github.com/mitzbloom/mitzbloom/internal/probe"
@@ -48,7 +49,7 @@ type Hybrid[T any] struct {
 	// Put sets local's bits itself, through bits, hash and probe, so that
 	// it knows whether a value changed one and records its hash in changes.
 	bits    *bitarray.Array
-	hash    strategy.Hasher[T]
+	hash    funnel.Hasher[T]
 	probe   probe.Prober
 	changes *changeRings
 
@@ -95,7 +96,7 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 	}
 	h.local, h.cursors = local, make([]cursor, len(own.c.shards))
 	h.bits = filterbits.Of(local)
-	h.hash = strategy.HasherFor(local.Funnel())
+	h.hash = funnel.HasherFor(local.Funnel())
 	h.probe = probe.For(local.Strategy() == strategy.Murmur128Mitz32, false)
 	all := make([]int, len(own.c.shards))
 	for i := range all {

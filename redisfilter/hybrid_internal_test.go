@@ -24,7 +24,7 @@ func localHybrid[T any](local *bloom.Filter[T]) *Hybrid[T] {
 		remote:  &Filter[T]{c: core[T]{k: local.NumHashFunctions(), bitSize: local.BitSize()}},
 		local:   local,
 		bits:    filterbits.Of(local),
-		hash:    strategy.HasherFor(local.Funnel()),
+		hash:    funnel.HasherFor(local.Funnel()),
 		probe:   probe.For(local.Strategy() == strategy.Murmur128Mitz32, false),
 		changes: newChangeRings(changeRingSize(local.BitSize())),
 	}

@@ -30,7 +30,7 @@ type Strategy interface {
 	// AppendIndexes appends to dst the k bit indexes that the hash (h1, h2)
 	// of a value selects in a filter of bitSize bits, in the order Guava
 	// probes them, and returns the extended slice. h1 and h2 are what
-	// [Sum128] returns. Indexes may repeat. A filter kept outside this
+	// [funnel.Sum128] returns. Indexes may repeat. A filter kept outside this
 	// module (in Redis, say) uses it to stay bit-for-bit compatible with
 	// Guava. bitSize must be > 0.
 	AppendIndexes(dst []int64, h1, h2 uint64, k int, bitSize int64) []int64

@@ -20,7 +20,7 @@ const BatchSize = 64
 // whose alive set is a 64-bit mask.
 const smallBatch = 32
 
-// A Hash is the Murmur3-128 hash of one value, as strategy.Sum128 returns it.
+// A Hash is the Murmur3-128 hash of one value, as funnel.Sum128 returns it.
 type Hash struct{ H1, H2 uint64 }
 
 // combined returns the combined hash of round j for the value hashed to h.
