@@ -54,7 +54,7 @@ func New[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts 
 	if err != nil {
 		return nil, err
 	}
-	return newFilter(f, s.cfg.Strategy, s.k, bitarray.New(s.words), s.cfg.PlainWrites), nil
+	return newFilter(f, s.cfg.Strategy, s.k, bitarray.New(s.words), s.cfg.UnsynchronizedWrites), nil
 }
 
 func newFilter[T any](f funnel.Funnel[T], s strategy.Strategy, k int, bits *bitarray.Array, plain bool) *Filter[T] {

@@ -180,7 +180,7 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 	if clock == nil {
 		return nil, fmt.Errorf("%w: clock is nil", ErrInvalidArgument)
 	}
-	if s.cfg.PlainWrites {
+	if s.cfg.UnsynchronizedWrites {
 		return nil, fmt.Errorf("%w: WithUnsynchronizedWrites: a Rotating filter's generations are written by every goroutine that calls Put", ErrInvalidArgument)
 	}
 	// Like New, a generation for 0 values is sized for 1, and holds 1.

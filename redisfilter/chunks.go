@@ -13,7 +13,6 @@ import (
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/filterbits"
 	"github.com/mitzbloom/mitzbloom/internal/funnelname"
-	"github.com/mitzbloom/mitzbloom/internal/options"
 )
 
 // Snapshot, BitCount and Merge work on the whole filter, chunk by chunk,
@@ -105,7 +104,7 @@ func (c *core[T]) snapshot(ctx context.Context, gen, now int64) (*bloom.Filter[T
 
 // newLocal returns an empty local filter of the filter's parameters.
 func (c *core[T]) newLocal() (*bloom.Filter[T], error) {
-	return bloom.New(c.funnel, c.expected, c.fpp, func(options.Settings) options.Settings { return c.sizing })
+	return bloom.New(c.funnel, c.expected, c.fpp, c.sizing...)
 }
 
 // bitCount counts the bits set in the filter's bitmaps.

@@ -37,7 +37,7 @@ func openSharded(ctx context.Context, t *testing.T, rdb redis.UniversalClient, n
 func openShardedWindow(ctx context.Context, t *testing.T, rdb redis.UniversalClient, clock bloom.Clock, n, shardBytes int64) (*redisfilter.Windowed[string], int64) {
 	t.Helper()
 	w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, n, 0.01, time.Minute, 2,
-		bloom.WithClock(clock), redisfilter.WithShardBytes(shardBytes))
+		redisfilter.WithClock(clock), redisfilter.WithShardBytes(shardBytes))
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Delete(context.Background()) })
 	return w, w.Generation(clock.Now())
