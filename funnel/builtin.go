@@ -49,7 +49,9 @@ func (stringFunnel) Funnel(v string, into Sink)      { into.PutString(v) }
 func (stringFunnel) String() string                  { return "funnel.String" }
 func (stringFunnel) Sum128(v string) (h1, h2 uint64) { return murmur3.SumString(v) }
 
-type unencodedCharsFunnel struct{ builtin }
+// unencodedCharsFunnel has no direct hash, so it is not marked builtin: it
+// is hashed from the UTF-16 code units it feeds.
+type unencodedCharsFunnel struct{}
 
 func (unencodedCharsFunnel) Funnel(v string, into Sink) { into.PutUnencodedChars(v) }
 func (unencodedCharsFunnel) String() string             { return "funnel.UnencodedChars" }
