@@ -33,4 +33,11 @@
 // as values come, for when the number of values is not known: its
 // false-positive probability stays below the one it is made with however
 // many it receives.
+//
+// Filters kept elsewhere, such as redisfilter's in Redis, keep a Filter in
+// step with theirs through its low level: [Filter.PutHash] and
+// [Filter.PutHashes] put values by their hash ([funnel.Sum128]),
+// [Filter.SetBit] and [Filter.OrEncoded] set bits in Guava's encoding,
+// which is also a Redis bitmap's, and [Filter.CheckCompatible] runs
+// PutAll's checks on another filter's parameters.
 package bloom

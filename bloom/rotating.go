@@ -9,7 +9,6 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
-	"github.com/mitzbloom/mitzbloom/internal/funnelname"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -373,5 +372,5 @@ func (r *Rotating[T]) tick() {
 // String returns a short description of r, such as
 // "bloom.Rotating{funnel.String MURMUR128_MITZ_64 2×9600 bits, 7 hash functions, window 1m0s}".
 func (r *Rotating[T]) String() string {
-	return fmt.Sprintf("bloom.Rotating{%s %v 2×%d bits, %d hash functions, window %v}", funnelname.Of(r.funnel), r.strategy, r.words*64, r.k, r.window)
+	return fmt.Sprintf("bloom.Rotating{%s %v 2×%d bits, %d hash functions, window %v}", funnelName(r.funnel), r.strategy, r.words*64, r.k, r.window)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
-	"github.com/mitzbloom/mitzbloom/internal/funnelname"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -341,5 +340,5 @@ func (s *Scalable[T]) ExpectedFPP() float64 {
 func (s *Scalable[T]) String() string {
 	l := s.stages.Load()
 	return fmt.Sprintf("bloom.Scalable{%s %v %d stages, %d bits, growth %d, tightening %s}",
-		funnelname.Of(s.funnel), s.strategy, len(l.stages), l.bitSize(), s.growth, strconv.FormatFloat(s.tightening, 'g', -1, 64))
+		funnelName(s.funnel), s.strategy, len(l.stages), l.bitSize(), s.growth, strconv.FormatFloat(s.tightening, 'g', -1, 64))
 }

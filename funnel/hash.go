@@ -17,6 +17,11 @@ const maxPooledBuffer = 64 << 10
 // stays allocation-free for any funnel.
 var buffers = sync.Pool{New: func() any { return new(sinkbuf.Buffer) }}
 
+// A Hash is the Murmur3-128 hash of a value as two halves, H1 and H2, the
+// h1 and h2 that [Sum128] returns. Batches of hashes travel as []Hash, as
+// in the PutHashes method of package bloom's Filter.
+type Hash struct{ H1, H2 uint64 }
+
 // A Hasher computes Sum128 for the values of one funnel. The Hashers that
 // [HasherFor] returns are safe for concurrent use, as funnels are.
 type Hasher[T any] interface {
