@@ -25,7 +25,9 @@
 // LockFreeBitArray, Put and MightContain use atomic operations on 64-bit
 // words and never take a lock. [Filter.PutMany] and
 // [Filter.MightContainMany] do the same for a slice of values, faster on
-// filters larger than the CPU caches.
+// filters larger than the CPU caches. A [Builder] fills a new filter from one
+// goroutine with plain writes, faster, and then hands it over, safe for
+// concurrent use.
 //
 // A [Rotating] is a pair of filters that remembers values for a window of
 // time in constant memory, for questions such as "have I seen this address

@@ -21,8 +21,8 @@ import (
 // a rolling snapshot while writers are active, and exactly once they are
 // quiet. UnmarshalBinary and UnmarshalText are the exception: they replace
 // the filter and must not run concurrently with anything else. So is a
-// filter made with [WithUnsynchronizedWrites], which trades the safety of
-// concurrent writes for speed.
+// filter made with the deprecated [WithUnsynchronizedWrites]. To fill a
+// filter faster from one goroutine, use a [Builder].
 type Filter[T any] struct {
 	funnel   funnel.Funnel[T]
 	hash     funnel.Hasher[T]

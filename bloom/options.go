@@ -21,6 +21,8 @@ type Config struct {
 	LegacyHashCount bool
 	// UnsynchronizedWrites makes a Filter set bits with plain writes
 	// ([WithUnsynchronizedWrites]); the default is false, atomic writes.
+	//
+	// Deprecated: use [NewBuilder], as WithUnsynchronizedWrites says.
 	UnsynchronizedWrites bool
 	// Clock is a Rotating's clock ([WithClock]); the default is the
 	// system's clock, time.Now and time.AfterFunc.
@@ -102,6 +104,11 @@ func WithLegacyHashCount() Option {
 // detector reports such races. To share a filter filled this way with
 // concurrent writers, PutAll it into a filter made without this option.
 // [NewRotating] rejects it: a Rotating filter is for concurrent use.
+//
+// Deprecated: use [NewBuilder], whose type says that it is for one
+// goroutine and whose Filter method hands over a filter safe for concurrent
+// use, where this option gives a Filter of the same type as a safe one.
+// WithUnsynchronizedWrites will be removed in the next release.
 func WithUnsynchronizedWrites() Option {
 	return func(c *Config) { c.UnsynchronizedWrites = true }
 }
