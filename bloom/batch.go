@@ -3,8 +3,8 @@ package bloom
 import (
 	"slices"
 
+	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/probe"
-	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // PutMany puts every value of vs in f, leaving the same bits set as calling
@@ -44,7 +44,7 @@ func (f *Filter[T]) MightContainMany(dst []bool, vs []T) []bool {
 }
 
 // hashAll sets hs[i] to the hash of vs[i], for every i of hs.
-func hashAll[T any](h strategy.Hasher[T], hs []probe.Hash, vs []T) {
+func hashAll[T any](h funnel.Hasher[T], hs []probe.Hash, vs []T) {
 	for i := range hs {
 		hs[i].H1, hs[i].H2 = h.Sum128(vs[i])
 	}

@@ -155,8 +155,9 @@ func BenchmarkMightContainMany(b *testing.B) {
 
 // BenchmarkFill measures Put and PutMany into an empty filter, up to its
 // expected insertions and then again into a new one, where most bits a Put
-// sets are new: the cost of writing bits, atomically and with
-// WithUnsynchronizedWrites.
+// sets are new: the cost of writing bits, atomically, with
+// WithUnsynchronizedWrites, and through a Builder, which writes as that
+// option does.
 func BenchmarkFill(b *testing.B) {
 	for _, n := range benchSizes {
 		for _, m := range writeModes {
@@ -170,6 +171,30 @@ func BenchmarkFill(b *testing.B) {
 				})
 			}
 		}
+		b.Run(fmt.Sprintf("n=%d/writes=builder/op=Put", n), func(b *testing.B) {
+			benchFillBuilder(b, n)
+		})
+	}
+}
+
+// benchFillBuilder is benchFill's Put through a Builder, which writes as a
+// filter made with WithUnsynchronizedWrites does.
+func benchFillBuilder(b *testing.B, n int64) {
+	keys := benchKeys(n, func(i int64) int64 { return i })
+	builder, err := bloom.NewBuilder(funnel.Int64, n, 0.01)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for done := 0; done < b.N; {
+		chunk := keys[:min(len(keys), b.N-done)]
+		for _, k := range chunk {
+			builder.Put(k)
+		}
+		done += len(chunk)
+		b.StopTimer()
+		builder, _ = bloom.NewBuilder(funnel.Int64, n, 0.01)
+		b.StartTimer()
 	}
 }
 

@@ -25,7 +25,9 @@
 // LockFreeBitArray, Put and MightContain use atomic operations on 64-bit
 // words and never take a lock. [Filter.PutMany] and
 // [Filter.MightContainMany] do the same for a slice of values, faster on
-// filters larger than the CPU caches.
+// filters larger than the CPU caches. A [Builder] fills a new filter from one
+// goroutine with plain writes, faster, and then hands it over, safe for
+// concurrent use.
 //
 // A [Rotating] is a pair of filters that remembers values for a window of
 // time in constant memory, for questions such as "have I seen this address
@@ -33,4 +35,11 @@
 // as values come, for when the number of values is not known: its
 // false-positive probability stays below the one it is made with however
 // many it receives.
+//
+// Filters kept elsewhere, such as redisfilter's in Redis, keep a Filter in
+// step with theirs through its low level: [Filter.PutHash] and
+// [Filter.PutHashes] put values by their hash ([funnel.Sum128]),
+// [Filter.SetBit] and [Filter.OrEncoded] set bits in Guava's encoding,
+// which is also a Redis bitmap's, and [Filter.CheckCompatible] runs
+// PutAll's checks on another filter's parameters.
 package bloom

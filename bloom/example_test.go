@@ -114,19 +114,20 @@ func ExampleFilter_MightContainMany() {
 // A batch job fills a filter on one goroutine, with plain writes, and
 // writes it out for a Java service, which reads it with
 // BloomFilter.readFrom.
-func ExampleWithUnsynchronizedWrites() {
-	filter, err := bloom.New(funnel.String, 1000, 0.01, bloom.WithUnsynchronizedWrites())
+func ExampleBuilder() {
+	builder, err := bloom.NewBuilder(funnel.String, 1000, 0.01)
 	if err != nil {
 		log.Fatal(err)
 	}
-	filter.PutMany([]string{"alice@example.com", "bob@example.com"})
-	filter.Put("carol@example.com")
+	builder.PutMany([]string{"alice@example.com", "bob@example.com"})
+	builder.Put("carol@example.com")
+	filter := builder.Filter() // safe for concurrent use from here on
 
 	var buf bytes.Buffer
 	if _, err := filter.WriteTo(&buf); err != nil {
 		log.Fatal(err)
 	}
-	// The same bytes as from a filter made without the option.
+	// The same bytes as from a filter filled with atomic writes.
 	atomic, _ := bloom.New(funnel.String, 1000, 0.01)
 	atomic.PutMany([]string{"alice@example.com", "bob@example.com", "carol@example.com"})
 	same, _ := atomic.MarshalBinary()

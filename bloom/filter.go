@@ -5,7 +5,6 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
-	"github.com/mitzbloom/mitzbloom/internal/funnelname"
 	"github.com/mitzbloom/mitzbloom/internal/probe"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
@@ -22,11 +21,11 @@ import (
 // a rolling snapshot while writers are active, and exactly once they are
 // quiet. UnmarshalBinary and UnmarshalText are the exception: they replace
 // the filter and must not run concurrently with anything else. So is a
-// filter made with [WithUnsynchronizedWrites], which trades the safety of
-// concurrent writes for speed.
+// filter made with the deprecated [WithUnsynchronizedWrites]. To fill a
+// filter faster from one goroutine, use a [Builder].
 type Filter[T any] struct {
 	funnel   funnel.Funnel[T]
-	hash     strategy.Hasher[T]
+	hash     funnel.Hasher[T]
 	strategy strategy.Strategy
 	probe    probe.Prober
 	k        int
@@ -54,11 +53,11 @@ func New[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts 
 	if err != nil {
 		return nil, err
 	}
-	return newFilter(f, s.cfg.Strategy, s.k, bitarray.New(s.words), s.cfg.PlainWrites), nil
+	return newFilter(f, s.cfg.Strategy, s.k, bitarray.New(s.words), s.cfg.UnsynchronizedWrites), nil
 }
 
 func newFilter[T any](f funnel.Funnel[T], s strategy.Strategy, k int, bits *bitarray.Array, plain bool) *Filter[T] {
-	return &Filter[T]{funnel: f, hash: strategy.HasherFor(f), strategy: s, probe: probe.For(s == strategy.Murmur128Mitz32, plain), k: k, bits: bits}
+	return &Filter[T]{funnel: f, hash: funnel.HasherFor(f), strategy: s, probe: probe.For(s == strategy.Murmur128Mitz32, plain), k: k, bits: bits}
 }
 
 // Put adds v to f and reports whether any bit changed. Put returning true
@@ -113,14 +112,26 @@ func (f *Filter[T]) checkCompatible(other *Filter[T]) error {
 		return fmt.Errorf("%w: the other filter is nil", ErrInvalidArgument)
 	case f == other:
 		return fmt.Errorf("%w: cannot combine a filter with itself", ErrIncompatible)
-	case f.k != other.k:
-		return fmt.Errorf("%w: filters must have the same number of hash functions (%d != %d)", ErrIncompatible, f.k, other.k)
-	case f.BitSize() != other.BitSize():
-		return fmt.Errorf("%w: filters must have the same size underlying bit arrays (%d != %d)", ErrIncompatible, f.BitSize(), other.BitSize())
-	case f.strategy != other.strategy:
-		return fmt.Errorf("%w: filters must have equal strategies (%v != %v)", ErrIncompatible, f.strategy, other.strategy)
-	case !funnel.Equal(f.funnel, other.funnel):
-		return fmt.Errorf("%w: filters must have equal funnels (%s)", ErrIncompatible, funnelname.Mismatch(f.funnel, other.funnel))
+	}
+	return f.CheckCompatible(other.k, other.BitSize(), other.strategy, other.funnel)
+}
+
+// CheckCompatible returns nil if f can be combined with a filter of k hash
+// functions, bitSize bits, strategy s and funnel fn, and otherwise the
+// error [Filter.PutAll] returns for such a filter: Guava's checks, in
+// Guava's order, wrapping [ErrIncompatible]. It is for filters kept
+// elsewhere, such as redisfilter's in Redis, that combine with a Filter as
+// Guava's filters combine.
+func (f *Filter[T]) CheckCompatible(k int, bitSize int64, s strategy.Strategy, fn funnel.Funnel[T]) error {
+	switch {
+	case f.k != k:
+		return fmt.Errorf("%w: filters must have the same number of hash functions (%d != %d)", ErrIncompatible, f.k, k)
+	case f.BitSize() != bitSize:
+		return fmt.Errorf("%w: filters must have the same size underlying bit arrays (%d != %d)", ErrIncompatible, f.BitSize(), bitSize)
+	case f.strategy != s:
+		return fmt.Errorf("%w: filters must have equal strategies (%v != %v)", ErrIncompatible, f.strategy, s)
+	case !funnel.Equal(f.funnel, fn):
+		return fmt.Errorf("%w: filters must have equal funnels (%s)", ErrIncompatible, funnelMismatch(f.funnel, fn))
 	}
 	return nil
 }
@@ -145,5 +156,5 @@ func (f *Filter[T]) Equal(other *Filter[T]) bool {
 // and a funnel.Func also by its function and where that begins, as in
 // "funnel.Func[main.Visit](main.byHost at visits.go:12)".
 func (f *Filter[T]) String() string {
-	return fmt.Sprintf("bloom.Filter{%s %v %d bits, %d hash functions}", funnelname.Of(f.funnel), f.strategy, f.BitSize(), f.k)
+	return fmt.Sprintf("bloom.Filter{%s %v %d bits, %d hash functions}", funnelName(f.funnel), f.strategy, f.BitSize(), f.k)
 }

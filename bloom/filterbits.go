@@ -14,5 +14,6 @@ func init() {
 	}
 }
 
-// bitArray returns f's bits, for filterbits.Of.
+// bitArray returns f's bits, for filterbits.Of, which the bench module
+// reads.
 func (f *Filter[T]) bitArray() *bitarray.Array { return f.bits }

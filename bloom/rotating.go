@@ -9,7 +9,6 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
-	"github.com/mitzbloom/mitzbloom/internal/funnelname"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -53,7 +52,7 @@ import (
 // referenced is garbage collected, its pending timer notwithstanding.
 type Rotating[T any] struct {
 	gens atomic.Pointer[generations[T]]
-	hash strategy.Hasher[T] // one hash for both generations
+	hash funnel.Hasher[T] // one hash for both generations
 
 	shardShift uint  // the insert counter of a hash is inserts[h2>>shardShift]
 	shardLimit int64 // inserts counted in one shard that fill a generation
@@ -180,14 +179,14 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 	if clock == nil {
 		return nil, fmt.Errorf("%w: clock is nil", ErrInvalidArgument)
 	}
-	if s.cfg.PlainWrites {
+	if s.cfg.UnsynchronizedWrites {
 		return nil, fmt.Errorf("%w: WithUnsynchronizedWrites: a Rotating filter's generations are written by every goroutine that calls Put", ErrInvalidArgument)
 	}
 	// Like New, a generation for 0 values is sized for 1, and holds 1.
 	n = max(n, 1)
 	shift, limit := shardsFor(n)
 	return &Rotating[T]{
-		hash:               strategy.HasherFor(f),
+		hash:               funnel.HasherFor(f),
 		shardShift:         shift,
 		shardLimit:         limit,
 		funnel:             f,
@@ -373,5 +372,5 @@ func (r *Rotating[T]) tick() {
 // String returns a short description of r, such as
 // "bloom.Rotating{funnel.String MURMUR128_MITZ_64 2×9600 bits, 7 hash functions, window 1m0s}".
 func (r *Rotating[T]) String() string {
-	return fmt.Sprintf("bloom.Rotating{%s %v 2×%d bits, %d hash functions, window %v}", funnelname.Of(r.funnel), r.strategy, r.words*64, r.k, r.window)
+	return fmt.Sprintf("bloom.Rotating{%s %v 2×%d bits, %d hash functions, window %v}", funnelName(r.funnel), r.strategy, r.words*64, r.k, r.window)
 }

@@ -79,7 +79,7 @@ func TestRotatingPutRacesRotation(t *testing.T) {
 	}
 }
 
-// hasherFunc is a strategy.Hasher made of a function.
+// hasherFunc is a funnel.Hasher made of a function.
 type hasherFunc[T any] func(T) (uint64, uint64)
 
 func (f hasherFunc[T]) Sum128(v T) (uint64, uint64) { return f(v) }

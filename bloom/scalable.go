@@ -9,8 +9,6 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
-	"github.com/mitzbloom/mitzbloom/internal/funnelname"
-	"github.com/mitzbloom/mitzbloom/internal/options"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -74,7 +72,7 @@ import (
 // [ReadScalable].
 type Scalable[T any] struct {
 	stages atomic.Pointer[stageList[T]]
-	hash   strategy.Hasher[T] // one hash for every stage
+	hash   funnel.Hasher[T] // one hash for every stage
 
 	funnel          funnel.Funnel[T]
 	opts            []Option // the options of every stage's size
@@ -113,30 +111,6 @@ func (st *stage[T]) has(h1, h2 uint64) bool {
 	return st.f.probe.MightContain(h1, h2, st.f.k, st.f.bits)
 }
 
-// WithGrowth sets the growth factor s of a [Scalable]: each stage is sized
-// for s times the values of the one before. The default is 2. It must be
-// at least 2. A larger factor makes fewer stages, so lookups of absent
-// values, which look at every stage, are faster; but the newest stage is
-// then larger against the others, and just after it is added, nearly
-// empty, the filter takes more bits against a Filter that knew the number
-// of values: about 3.2 times at s = 2 and 4.5 at s = 4 (see [Scalable]).
-// Other constructors ignore it.
-func WithGrowth(s int) Option {
-	return func(o options.Settings) options.Settings { o.Growth = s; return o }
-}
-
-// WithTightening sets the tightening ratio r of a [Scalable]: each stage's
-// false-positive rate is r times the one before, and the first is
-// fpp·(1−r), so that their sum stays below fpp. The default is 0.9. It must
-// be in (0, 1). A smaller r leaves more of fpp to the first stages, which
-// then take fewer bits, but each stage then needs 1.44·log₂(1/r) bits a
-// value more than the one before, and one more hash function every
-// 1/log₂(1/r) stages; a larger r makes the first stages tighter and the
-// later ones grow more slowly. Other constructors ignore it.
-func WithTightening(r float64) Option {
-	return func(o options.Settings) options.Settings { o.Tightening = r; return o }
-}
-
 // NewScalable returns an empty Scalable whose first stage is sized for
 // initialExpected values, as New(f, initialExpected, fpp·(1−r)) sizes a
 // Filter (r is the tightening ratio, see [WithTightening]), and which grows
@@ -169,14 +143,14 @@ func newScalable[T any](f funnel.Funnel[T], n int64, p float64, opts []Option) (
 	if f == nil {
 		return nil, stageSize{}, fmt.Errorf("%w: funnel is nil", ErrInvalidArgument)
 	}
-	cfg := options.Apply(opts)
+	cfg := Configure(opts...)
 	if cfg.Growth < 2 {
 		return nil, stageSize{}, fmt.Errorf("%w: growth factor (%d) must be >= 2", ErrInvalidArgument, cfg.Growth)
 	}
 	if !(cfg.Tightening > 0 && cfg.Tightening < 1) {
 		return nil, stageSize{}, fmt.Errorf("%w: tightening ratio (%v) must be in (0, 1)", ErrInvalidArgument, cfg.Tightening)
 	}
-	if cfg.PlainWrites {
+	if cfg.UnsynchronizedWrites {
 		return nil, stageSize{}, fmt.Errorf("%w: WithUnsynchronizedWrites: a Scalable filter's stages are written by every goroutine that calls Put", ErrInvalidArgument)
 	}
 	// fpp is checked as New checks it, before it is split among the stages.
@@ -184,7 +158,7 @@ func newScalable[T any](f funnel.Funnel[T], n int64, p float64, opts []Option) (
 		return nil, stageSize{}, err
 	}
 	s := &Scalable[T]{
-		hash:            strategy.HasherFor(f),
+		hash:            funnel.HasherFor(f),
 		funnel:          f,
 		opts:            opts,
 		strategy:        cfg.Strategy,
@@ -366,5 +340,5 @@ func (s *Scalable[T]) ExpectedFPP() float64 {
 func (s *Scalable[T]) String() string {
 	l := s.stages.Load()
 	return fmt.Sprintf("bloom.Scalable{%s %v %d stages, %d bits, growth %d, tightening %s}",
-		funnelname.Of(s.funnel), s.strategy, len(l.stages), l.bitSize(), s.growth, strconv.FormatFloat(s.tightening, 'g', -1, 64))
+		funnelName(s.funnel), s.strategy, len(l.stages), l.bitSize(), s.growth, strconv.FormatFloat(s.tightening, 'g', -1, 64))
 }

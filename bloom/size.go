@@ -6,8 +6,6 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 	"github.com/mitzbloom/mitzbloom/internal/javamath"
-	"github.com/mitzbloom/mitzbloom/internal/options"
-	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // Guava computes ln 2 with Math.log(2) and its square as a product; both are
@@ -21,60 +19,11 @@ const (
 // unsigned byte.
 const maxHashFunctions = 255
 
-// An Option configures [New], [Size], [NewRotating], [ReadRotating],
-// [NewScalable] or [ReadScalable]. The filters that other packages of this
-// project keep elsewhere, such as redisfilter's, take the same Options,
-// beside options of their own that the functions of package bloom refuse.
-type Option func(options.Settings) options.Settings
-
-// WithStrategy selects the strategy that maps hashes to bits. The default is
-// [strategy.Murmur128Mitz64], as in all of Guava's public create methods.
-func WithStrategy(s strategy.Strategy) Option {
-	return func(o options.Settings) options.Settings { o.Strategy = s; return o }
-}
-
-// WithLegacyHashCount computes the number of hash functions as Guava 31.x
-// and earlier do, k = max(1, round(m/n·ln 2)) from the unrounded bit count m,
-// instead of current Guava's k = max(1, round(-ln p / ln 2)). The two differ
-// only for tiny n (for p = 0.01, at n = 1 and n = 3); use it to build filters
-// identical to those of a Java service on Guava 31.x. The default is current
-// Guava's rule.
-func WithLegacyHashCount() Option {
-	return func(o options.Settings) options.Settings { o.LegacyHashCount = true; return o }
-}
-
-// WithUnsynchronizedWrites makes Put and PutMany set bits with plain memory
-// writes instead of atomic ones, for a filter that one goroutine fills. That
-// makes filling a filter two to three times faster on x86-64, where an atomic
-// write is a locked instruction that waits for every memory access before it
-// (BenchmarkFill). It changes neither the bits a filter sets nor its
-// serialized form, and Size ignores it.
-//
-// The filter is then not safe for concurrent writes, like a map: methods
-// that only read it (MightContain, MightContainMany, the counts, Equal,
-// Copy, WriteTo, MarshalBinary) may run concurrently with each other, but
-// Put, PutMany and PutAll must not run concurrently with any other method.
-// A bit set by a write that races another can be silently lost; the race
-// detector reports such races. To share a filter filled this way with
-// concurrent writers, PutAll it into a filter made without this option.
-// [NewRotating] rejects it: a Rotating filter is for concurrent use.
-func WithUnsynchronizedWrites() Option {
-	return func(o options.Settings) options.Settings { o.PlainWrites = true; return o }
-}
-
-// WithClock makes a [Rotating] tell time, and learn that a window has ended,
-// with c. The default is the system's clock, time.Now and time.AfterFunc;
-// tests pass a [ManualClock]. A Filter has no clock: New and Size ignore it.
-// A windowed filter in Redis (redisfilter.OpenWindowed) reads its Now.
-func WithClock(c Clock) Option {
-	return func(o options.Settings) options.Settings { o.Clock = c; return o }
-}
-
 // sizing is what New builds: words 64-bit words and k hash functions.
 type sizing struct {
 	words int
 	k     int
-	cfg   options.Settings
+	cfg   Config
 }
 
 // Size reports the bit size and the number of hash functions New would use
@@ -97,10 +46,7 @@ func Size(expectedInsertions int64, fpp float64, opts ...Option) (bitSize int64,
 }
 
 func size(n int64, p float64, opts []Option) (sizing, error) {
-	cfg := options.Apply(opts)
-	if len(cfg.Others) > 0 {
-		return sizing{}, fmt.Errorf("%w: %s is not an option of package bloom", ErrInvalidArgument, cfg.Others[0].Name)
-	}
+	cfg := Configure(opts...)
 	// Guava's checks, in Guava's order and with its wording.
 	if n < 0 {
 		return sizing{}, fmt.Errorf("%w: expected insertions (%d) must be >= 0", ErrInvalidArgument, n)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/internal/options"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -129,23 +128,6 @@ func TestSizeOn32Bit(t *testing.T) {
 	assert.ErrorContains(t, err, fmt.Sprintf("%d words is more than %d this platform can hold", words, math.MaxInt/8))
 }
 
-// TestSizeRefusesOthersOptions checks that an option of a package built on
-// bloom, such as redisfilter.WithShardBytes, is refused by name rather than
-// ignored, by Size and so by New and NewRotating.
-func TestSizeRefusesOthersOptions(t *testing.T) {
-	shardBytes := bloom.Option(func(s options.Settings) options.Settings {
-		s.Others = append(s.Others, options.Other{Name: "redisfilter.WithShardBytes", Value: 64})
-		return s
-	})
-	_, _, err := bloom.Size(1000, 0.01, bloom.WithLegacyHashCount(), shardBytes)
-	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
-	assert.ErrorContains(t, err, "redisfilter.WithShardBytes is not an option of package bloom")
-	_, err = bloom.New(funnel.String, 1000, 0.01, shardBytes)
-	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
-	_, err = bloom.NewRotating(funnel.String, 1000, 0.01, time.Minute, shardBytes)
-	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
-}
-
 func TestSizeOptions(t *testing.T) {
 	bits64, k64, err := bloom.Size(1000, 0.01)
 	require.NoError(t, err)
@@ -157,4 +139,24 @@ func TestSizeOptions(t *testing.T) {
 
 func TestSizeAllocs(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _, _ = bloom.Size(1e9, 0.01) }))
+}
+
+// TestConfigure checks the defaults each option documents, that later
+// options override earlier ones, and that a func literal is an Option.
+func TestConfigure(t *testing.T) {
+	c := bloom.Configure()
+	assert.Equal(t, strategy.Murmur128Mitz64, c.Strategy)
+	assert.False(t, c.LegacyHashCount)
+	assert.False(t, c.UnsynchronizedWrites)
+	assert.NotNil(t, c.Clock)
+	assert.Equal(t, 2, c.Growth)
+	assert.Equal(t, 0.9, c.Tightening)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = bloom.Configure() }))
+
+	clock := &bloom.ManualClock{}
+	c = bloom.Configure(bloom.WithStrategy(strategy.Murmur128Mitz32), bloom.WithLegacyHashCount(),
+		bloom.WithClock(clock), bloom.WithGrowth(4), bloom.WithTightening(0.5), bloom.WithGrowth(3),
+		func(c *bloom.Config) { c.UnsynchronizedWrites = true })
+	assert.Equal(t, bloom.Config{Strategy: strategy.Murmur128Mitz32, LegacyHashCount: true, UnsynchronizedWrites: true,
+		Clock: clock, Growth: 3, Tightening: 0.5}, c)
 }

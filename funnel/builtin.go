@@ -6,14 +6,15 @@ import "github.com/mitzbloom/mitzbloom/internal/murmur3"
 // that returns the Murmur3-128 hash of the bytes Funnel feeds. A filter looks
 // for that method once and then skips the Sink, its buffer and a call per
 // primitive: most of the cost of a Put for small keys. The method is trusted
-// only on the funnels that embed builtin, which no other package can mark.
+// only on the funnels that embed builtin, whose unexported isBuiltin method
+// no type outside this package can have.
 
 // builtin marks a built-in funnel.
 type builtin struct{}
 
-// Builtin marks the funnel as one whose Sum128 hashes exactly the bytes
+// isBuiltin marks the funnel as one whose Sum128 hashes exactly the bytes
 // its Funnel method feeds.
-func (builtin) Builtin(murmur3.Seal) {}
+func (builtin) isBuiltin() {}
 
 // Bytes feeds a byte slice as it is, as Guava's Funnels.byteArrayFunnel()
 // does. It is ready to use.
@@ -48,7 +49,9 @@ func (stringFunnel) Funnel(v string, into Sink)      { into.PutString(v) }
 func (stringFunnel) String() string                  { return "funnel.String" }
 func (stringFunnel) Sum128(v string) (h1, h2 uint64) { return murmur3.SumString(v) }
 
-type unencodedCharsFunnel struct{ builtin }
+// unencodedCharsFunnel has no direct hash, so it is not marked builtin: it
+// is hashed from the UTF-16 code units it feeds.
+type unencodedCharsFunnel struct{}
 
 func (unencodedCharsFunnel) Funnel(v string, into Sink) { into.PutUnencodedChars(v) }
 func (unencodedCharsFunnel) String() string             { return "funnel.UnencodedChars" }

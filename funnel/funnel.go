@@ -15,6 +15,11 @@
 // a tag in front of them when a key has more than one: without it, ("ab","c")
 // and ("a","bc") feed the same bytes.
 //
+// [Sum128] hashes what a funnel feeds with Murmur3-128 (seed 0), as Guava's
+// Hashing.murmur3_128() does, and [HasherFor] does it for many values of
+// one funnel; the built-in funnels hash a value directly, without a Sink.
+// A filter's strategy maps the hash to bit indexes (package strategy).
+//
 // Filters combine, and a Redis filter accepts a process, only when their
 // funnels are [Equal]. The built-in funnels are equal to themselves
 // everywhere; a funnel made from a function gets an identity that survives

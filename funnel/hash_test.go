@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mitzbloom/mitzbloom/internal/murmur3"
+	"github.com/stretchr/testify/assert"
 )
 
 // sumsLikeFed requires f's direct Sum128 to be the hash of the bytes f feeds,
@@ -65,4 +66,32 @@ func TestDirectSum128(t *testing.T) {
 	sumsLikeFed(t, Addr, addrs...)
 	sumsLikeFed(t, AddrPort, addrPorts...)
 	sumsLikeFed(t, IP, ips...)
+}
+
+// impostor has a Sum128 method of the shape the built-in funnels have, which
+// must not be taken for theirs.
+type impostor struct{}
+
+func (impostor) Funnel(v string, into Sink)    { into.PutString(v) }
+func (impostor) Sum128(string) (h1, h2 uint64) { return 1, 2 }
+
+// TestHasherSealed requires a funnel's own Sum128 method to be used only
+// for built-in funnels, named or not: any other funnel is hashed from the
+// bytes it feeds.
+func TestHasherSealed(t *testing.T) {
+	want1, want2 := Sum128(String, "hello")
+	for name, f := range map[string]Funnel[string]{
+		"impostor":       impostor{},
+		"named impostor": Named("x", impostor{}),
+		"named String":   Named("utf8", String),
+	} {
+		h1, h2 := Sum128(f, "hello")
+		assert.Equal(t, [2]uint64{want1, want2}, [2]uint64{h1, h2}, "Sum128 %s", name)
+		h1, h2 = HasherFor(f).Sum128("hello")
+		assert.Equal(t, [2]uint64{want1, want2}, [2]uint64{h1, h2}, "HasherFor %s", name)
+	}
+	_, builtin := HasherFor(Named("utf8", String)).(buffered[string])
+	assert.False(t, builtin, "a named built-in funnel keeps the fast path")
+	_, buf := HasherFor[string](impostor{}).(buffered[string])
+	assert.True(t, buf, "an impostor is hashed through a buffer")
 }

@@ -1,7 +1,5 @@
 package funnel
 
-import "github.com/mitzbloom/mitzbloom/internal/murmur3"
-
 // Named returns a funnel that feeds what f feeds and is known by name. Two
 // named funnels are [Equal] when their names are, whatever they wrap, and a
 // named funnel is never equal to an unnamed one; its String method returns
@@ -29,6 +27,3 @@ func (n named[T]) equal(other Funnel[T]) bool {
 	o, ok := other.(named[T])
 	return ok && o.name == n.name
 }
-
-// Unwrap returns the funnel n feeds through, so that hashing can look at it.
-func (n named[T]) Unwrap(murmur3.Seal) Funnel[T] { return n.f }

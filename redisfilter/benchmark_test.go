@@ -14,7 +14,6 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
-	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
@@ -308,7 +307,7 @@ func rawBitfield(f *redisfilter.Filter[string], set bool) func(keys []string) []
 func redisOffsets(f *redisfilter.Filter[string], keys []string) []int64 {
 	var idx []int64
 	for _, k := range keys {
-		h1, h2 := strategy.Sum128(funnel.String, k)
+		h1, h2 := funnel.Sum128(funnel.String, k)
 		idx = f.Strategy().AppendIndexes(idx, h1, h2, f.NumHashFunctions(), f.BitSize())
 	}
 	for j := range idx {

@@ -38,7 +38,7 @@ func newEpoch() string {
 // 512 MiB. Processes may use different sizes; the log follows the last
 // writer's.
 func WithChangeLog(n int64) Option {
-	return own("WithChangeLog", func(s *settings) { s.logBytes = n })
+	return own(func(s *settings) { s.logBytes = n })
 }
 
 // checkLogBytes reports what is wrong with n, the argument of WithChangeLog.

@@ -8,10 +8,6 @@ import (
 	"fmt"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
-	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/internal/filterbits"
-	"github.com/mitzbloom/mitzbloom/internal/funnelname"
-	"github.com/mitzbloom/mitzbloom/internal/options"
 )
 
 // Snapshot, BitCount and Merge work on the whole filter, chunk by chunk,
@@ -80,7 +76,6 @@ func (c *core[T]) snapshot(ctx context.Context, gen, now int64) (*bloom.Filter[T
 	if err != nil {
 		return nil, c.wrap(ctx, "snapshot", err)
 	}
-	bits := filterbits.Of(f) // no other goroutine has f yet
 	for all := c.chunks(); len(all) > 0; all = all[min(len(all), chunksPerTrip):] {
 		trip := all[:min(len(all), chunksPerTrip)]
 		replies, err := c.readTrip(ctx, "snapshot", "range", gen, now, trip)
@@ -91,7 +86,9 @@ func (c *core[T]) snapshot(ctx context.Context, gen, now int64) (*bloom.Filter[T
 			s, _ := replies[i].(string)
 			switch want := ch.to - ch.from; int64(len(s)) {
 			case want:
-				bits.StoreEncoded(int((ch.shard.first/8+ch.from)/8), s)
+				if err := f.OrEncoded(ch.shard.first/8+ch.from, s); err != nil {
+					return nil, c.wrap(ctx, "snapshot", err)
+				}
 			case 0: // a generation that expired, or was never created
 			default:
 				return nil, c.wrap(ctx, "snapshot", fmt.Errorf("read %d bytes at %d of %s, want %d", len(s), ch.from, ch.shard.key, want))
@@ -103,7 +100,7 @@ func (c *core[T]) snapshot(ctx context.Context, gen, now int64) (*bloom.Filter[T
 
 // newLocal returns an empty local filter of the filter's parameters.
 func (c *core[T]) newLocal() (*bloom.Filter[T], error) {
-	return bloom.New(c.funnel, c.expected, c.fpp, func(options.Settings) options.Settings { return c.sizing })
+	return bloom.New(c.funnel, c.expected, c.fpp, c.sizing...)
 }
 
 // bitCount counts the bits set in the filter's bitmaps.
@@ -199,17 +196,11 @@ func allZero(b []byte) bool {
 // checkLocal reports whether local can be merged into the filter, with
 // Guava's checks of Filter.PutAll.
 func (c *core[T]) checkLocal(local *bloom.Filter[T]) error {
-	switch {
-	case local == nil:
+	if local == nil {
 		return fmt.Errorf("%w: merge %q: local filter is nil", bloom.ErrInvalidArgument, c.name)
-	case local.NumHashFunctions() != c.k:
-		return fmt.Errorf("%w: merge %q: filters must have the same number of hash functions (%d != %d)", bloom.ErrIncompatible, c.name, c.k, local.NumHashFunctions())
-	case local.BitSize() != c.bitSize:
-		return fmt.Errorf("%w: merge %q: filters must have the same size underlying bit arrays (%d != %d)", bloom.ErrIncompatible, c.name, c.bitSize, local.BitSize())
-	case local.Strategy() != c.strategy:
-		return fmt.Errorf("%w: merge %q: filters must have equal strategies (%v != %v)", bloom.ErrIncompatible, c.name, c.strategy, local.Strategy())
-	case !funnel.Equal(local.Funnel(), c.funnel):
-		return fmt.Errorf("%w: merge %q: filters must have equal funnels (%s)", bloom.ErrIncompatible, c.name, funnelname.Mismatch(c.funnel, local.Funnel()))
+	}
+	if err := local.CheckCompatible(c.k, c.bitSize, c.strategy, c.funnel); err != nil {
+		return fmt.Errorf("%w; merge %q", err, c.name)
 	}
 	return nil
 }

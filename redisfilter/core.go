@@ -7,7 +7,6 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/internal/options"
 	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/redis/go-redis/v9"
 )
@@ -23,7 +22,7 @@ type core[T any] struct {
 	// copy as the filter is sized.
 	expected int64
 	fpp      float64
-	sizing   options.Settings
+	sizing   []bloom.Option
 	strategy strategy.Strategy
 	k        int
 	bitSize  int64
@@ -48,7 +47,7 @@ type core[T any] struct {
 // newCore validates the arguments of Open and OpenWindowed, sizes the
 // filter and lays out its shards. window is appended to the config, "" for
 // a plain filter.
-func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, window string, filter options.Settings, s settings) (core[T], error) {
+func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, window string, filter bloom.Config, s settings) (core[T], error) {
 	var c core[T]
 	switch v := reflect.ValueOf(rdb); {
 	case rdb == nil || v.Kind() == reflect.Pointer && v.IsNil():
@@ -74,7 +73,7 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 	if !ok || named.String() == "" {
 		return c, fmt.Errorf("%w: funnel %T has no name; wrap it with funnel.Named, as in funnel.Named(\"orders/v1\", f), and open the filter with the same name in every process", bloom.ErrInvalidArgument, f)
 	}
-	bitSize, k, err := bloom.Size(expectedInsertions, fpp, func(options.Settings) options.Settings { return filter })
+	bitSize, k, err := bloom.Size(expectedInsertions, fpp, s.filter...)
 	if err != nil {
 		return c, err
 	}
@@ -93,7 +92,7 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 		fname:     params.funnel,
 		expected:  expectedInsertions,
 		fpp:       fpp,
-		sizing:    filter,
+		sizing:    s.filter,
 		strategy:  filter.Strategy,
 		k:         k,
 		bitSize:   bitSize,

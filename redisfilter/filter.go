@@ -54,10 +54,7 @@ type Filter[T any] struct {
 // waits for the creation, and one that finds a creation abandoned finishes
 // it once it has seen the creation make no step for 5 s. A redis.Ring is not supported.
 func Open[T any](ctx context.Context, rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts ...Option) (*Filter[T], error) {
-	params, s, err := settingsOf(opts)
-	if err != nil {
-		return nil, err
-	}
+	params, s := settingsOf(opts)
 	c, err := newCore(rdb, name, f, expectedInsertions, fpp, "", params, s)
 	if err != nil {
 		return nil, err

@@ -67,7 +67,7 @@ func TestLayout(t *testing.T) {
 		for _, s := range strategies {
 			for _, n := range []int64{0, 100, 5000} {
 				t.Run(fmt.Sprintf("%v/n=%d", s, n), func(t *testing.T) {
-					f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, n, 0.01, bloom.WithStrategy(s))
+					f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, n, 0.01, redisfilter.WithStrategy(s))
 					require.NoError(t, err)
 					t.Cleanup(func() { f.Delete(context.Background()) })
 					local, err := bloom.New(funnel.String, n, 0.01, bloom.WithStrategy(s))
@@ -86,7 +86,7 @@ func TestLayout(t *testing.T) {
 					require.NoError(t, err)
 					assert.True(t, changed)
 					local.Put(first)
-					h1, h2 := strategy.Sum128(funnel.String, first)
+					h1, h2 := funnel.Sum128(funnel.String, first)
 					idx := s.AppendIndexes(nil, h1, h2, f.NumHashFunctions(), f.BitSize())
 					for _, i := range idx {
 						bit, err := rdb.GetBit(ctx, f.Keys()[0], i^63).Result()
@@ -282,12 +282,12 @@ func TestOpenChecksParameters(t *testing.T) {
 				return err
 			}},
 			{"strategy", func() error {
-				_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, bloom.WithStrategy(strategy.Murmur128Mitz32))
+				_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, redisfilter.WithStrategy(strategy.Murmur128Mitz32))
 				return err
 			}},
 			// At n = 1, p = 0.01 only k differs between the two rules.
 			{"hash count", func() error {
-				_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, bloom.WithLegacyHashCount())
+				_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, redisfilter.WithLegacyHashCount())
 				return err
 			}},
 			{"funnel", func() error {
@@ -327,7 +327,7 @@ func TestParametersChangedUnderneath(t *testing.T) {
 		require.NoError(t, old.Delete(ctx))
 		// The same size, another k (7 and 6 bits per value): the most dangerous
 		// mix-up, since the bitmap alone cannot tell.
-		replacement, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, bloom.WithLegacyHashCount())
+		replacement, err := redisfilter.Open(ctx, rdb, name, funnel.String, 1, 0.01, redisfilter.WithLegacyHashCount())
 		require.NoError(t, err)
 		require.Equal(t, old.BitSize(), replacement.BitSize())
 		require.NotEqual(t, old.NumHashFunctions(), replacement.NumHashFunctions())
@@ -534,7 +534,7 @@ func TestOpenArguments(t *testing.T) {
 			return err
 		}},
 		{"nil strategy", bloom.ErrInvalidArgument, func() error {
-			_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01, bloom.WithStrategy(nil))
+			_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 100, 0.01, redisfilter.WithStrategy(nil))
 			return err
 		}},
 		{"fpp", bloom.ErrInvalidArgument, func() error {
@@ -592,7 +592,7 @@ func TestMerge(t *testing.T) {
 		for _, s := range strategies {
 			t.Run(s.String(), func(t *testing.T) {
 				name := filterName(t)
-				f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 5000, 0.01, bloom.WithStrategy(s))
+				f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 5000, 0.01, redisfilter.WithStrategy(s))
 				require.NoError(t, err)
 				t.Cleanup(func() { f.Delete(context.Background()) })
 				remoteValues := randomStrings(r, 2000)

@@ -8,10 +8,7 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
-	"github.com/mitzbloom/mitzbloom/internal/bitarray"
-	"github.com/mitzbloom/mitzbloom/internal/filterbits"
-	"github.com/mitzbloom/mitzbloom/internal/probe"
-	"github.com/mitzbloom/mitzbloom/strategy"
+	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
 // A Hybrid is a local, lock-free [bloom.Filter] kept in step with a shared
@@ -45,11 +42,10 @@ import (
 type Hybrid[T any] struct {
 	remote *Filter[T]
 	local  *bloom.Filter[T]
-	// Put sets local's bits itself, through bits, hash and probe, so that
-	// it knows whether a value changed one and records its hash in changes.
-	bits    *bitarray.Array
-	hash    strategy.Hasher[T]
-	probe   probe.Prober
+	// Put hashes values itself, with hash, and puts them in local by
+	// hash, so that it records the hash of those that changed a bit in
+	// changes.
+	hash    funnel.Hasher[T]
 	changes *changeRings
 
 	mu      sync.Mutex // serializes Syncs, and guards what follows
@@ -94,9 +90,7 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 		return nil, own.c.wrap(ctx, "newHybrid", err)
 	}
 	h.local, h.cursors = local, make([]cursor, len(own.c.shards))
-	h.bits = filterbits.Of(local)
-	h.hash = strategy.HasherFor(local.Funnel())
-	h.probe = probe.For(local.Strategy() == strategy.Murmur128Mitz32, false)
+	h.hash = funnel.HasherFor(local.Funnel())
 	all := make([]int, len(own.c.shards))
 	for i := range all {
 		all[i] = i
@@ -113,7 +107,7 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 // allocate.
 func (h *Hybrid[T]) Put(v T) bool {
 	h1, h2 := h.hash.Sum128(v)
-	changed := h.probe.Put(h1, h2, h.remote.c.k, h.bits)
+	changed := h.local.PutHash(h1, h2)
 	if changed {
 		h.changes.add(h1, h2)
 	}
@@ -132,17 +126,18 @@ func (h *Hybrid[T]) MightContain(v T) bool {
 // overlapped as [bloom.Filter.PutMany] overlaps them. With the built-in
 // funnels, PutMany does not allocate.
 func (h *Hybrid[T]) PutMany(vs []T) {
-	var hs [probe.BatchSize]probe.Hash
-	k := h.remote.c.k
+	// 64 values at a time, as many as bloom's PutMany and PutHashes
+	// prefetch at once.
+	var hs [64]funnel.Hash
+	var changed [len(hs)]bool
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
 		for i, v := range vs[:n] {
 			hs[i].H1, hs[i].H2 = h.hash.Sum128(v)
 		}
-		h.probe.Prefetch(hs[:n], k, h.bits)
-		for _, x := range hs[:n] {
-			if h.probe.Put(x.H1, x.H2, k, h.bits) {
-				h.changes.add(x.H1, x.H2)
+		for i, c := range h.local.PutHashes(changed[:0], hs[:n]) {
+			if c {
+				h.changes.add(hs[i].H1, hs[i].H2)
 			}
 		}
 		vs = vs[n:]

@@ -12,9 +12,6 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/internal/filterbits"
-	"github.com/mitzbloom/mitzbloom/internal/probe"
-	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // localHybrid returns a Hybrid of local with no filter in Redis, for the
@@ -23,9 +20,7 @@ func localHybrid[T any](local *bloom.Filter[T]) *Hybrid[T] {
 	return &Hybrid[T]{
 		remote:  &Filter[T]{c: core[T]{k: local.NumHashFunctions(), bitSize: local.BitSize()}},
 		local:   local,
-		bits:    filterbits.Of(local),
-		hash:    strategy.HasherFor(local.Funnel()),
-		probe:   probe.For(local.Strategy() == strategy.Murmur128Mitz32, false),
+		hash:    funnel.HasherFor(local.Funnel()),
 		changes: newChangeRings(changeRingSize(local.BitSize())),
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/internal/race"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -215,7 +214,7 @@ func TestHybridRun(t *testing.T) {
 // TestHybridZeroAllocs requires the local side of a Hybrid to allocate
 // nothing, as bloom.Filter's Put and MightContain do.
 func TestHybridZeroAllocs(t *testing.T) {
-	if race.Enabled {
+	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop items at random, so allocation counts mean nothing; .ci/run also runs this test without -race")
 	}
 	hs, _ := hybrids(t, 1, 1000)

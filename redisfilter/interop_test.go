@@ -132,7 +132,7 @@ func newInteropCase[T any](id, javaFunnel string, f funnel.Funnel[T], s strategy
 func (c *interopFilter[T]) name() string { return c.id }
 
 func (c *interopFilter[T]) open(ctx context.Context, t *testing.T, rdb redis.UniversalClient, name string) *redisfilter.Filter[T] {
-	opts := []redisfilter.Option{bloom.WithStrategy(c.strategy), bloom.WithLegacyHashCount()}
+	opts := []redisfilter.Option{redisfilter.WithStrategy(c.strategy), redisfilter.WithLegacyHashCount()}
 	if c.shardBytes != 0 {
 		opts = append(opts, redisfilter.WithShardBytes(c.shardBytes))
 	}

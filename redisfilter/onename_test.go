@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -45,8 +44,8 @@ var filterKinds = []filterKind{
 	plainKind("one string", 10_000, 0.01),
 	plainKind("one string, n", 20_000, 0.01),
 	plainKind("one string, p", 10_000, 0.001),
-	plainKind("one string, strategy", 10_000, 0.01, bloom.WithStrategy(strategy.Murmur128Mitz32)),
-	plainKind("one string, legacy hash count", 3, 0.01, bloom.WithLegacyHashCount()),
+	plainKind("one string, strategy", 10_000, 0.01, redisfilter.WithStrategy(strategy.Murmur128Mitz32)),
+	plainKind("one string, legacy hash count", 3, 0.01, redisfilter.WithLegacyHashCount()),
 	plainKind("one string, hash count", 3, 0.01),
 	{"one string, funnel", func(ctx context.Context, rdb redis.UniversalClient, name string) (filterIO, error) {
 		f, err := redisfilter.Open(ctx, rdb, name, funnel.UnencodedChars, 10_000, 0.01)

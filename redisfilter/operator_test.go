@@ -227,7 +227,7 @@ func TestWindowLost(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := testContext(t)
 		clk := bloom.NewManualClock(time.Now())
-		w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, 100, 0.01, time.Hour, 2, bloom.WithClock(clk))
+		w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 		gen := w.Generation(clk.Now())
 		_, err = w.Put(ctx, "a")

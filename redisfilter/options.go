@@ -1,23 +1,27 @@
 package redisfilter
 
 import (
-	"fmt"
-
 	"github.com/mitzbloom/mitzbloom/bloom"
-	"github.com/mitzbloom/mitzbloom/internal/options"
+	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
-// An Option configures [Open] and [OpenWindowed]. The options of package
-// bloom set the filter's own parameters, as they do for [bloom.New]:
-// [bloom.WithStrategy] (default MURMUR128_MITZ_64), [bloom.WithLegacyHashCount]
-// (default: current Guava's rule), and, for a [Windowed] filter, which uses
-// only its Now method, [bloom.WithClock] (default: the system clock; Open
-// ignores it). The options below say how the filter is kept in Redis; the
-// functions of package bloom refuse them.
-type Option = bloom.Option
+// An Option configures [Open] and [OpenWindowed]. [WithStrategy],
+// [WithLegacyHashCount] and [WithClock] set the filter's own parameters, as
+// the options of package bloom of the same names do for [bloom.New]; the
+// others say how the filter is kept in Redis. The zero Option changes
+// nothing.
+//
+// Option is a type of its own rather than [bloom.Option], so that an
+// option given where it does not apply, such as WithShardBytes to
+// bloom.New or bloom.WithUnsynchronizedWrites to Open, does not compile.
+type Option struct {
+	apply func(*settings)
+}
 
-// settings is what this package's own options set.
+// settings is what a list of Options sets.
 type settings struct {
+	// filter are the filter's parameters, as bloom's functions take them.
+	filter        []bloom.Option
 	allowEviction bool
 	recreate      bool
 	adopt         bool
@@ -26,31 +30,43 @@ type settings struct {
 	logBytes      int64
 }
 
-// own returns the Option called name that sets what set sets.
-func own(name string, set func(*settings)) Option {
-	return func(s options.Settings) options.Settings {
-		s.Others = append(s.Others, options.Other{Name: "redisfilter." + name, Value: set})
-		return s
+// own returns the Option that sets what set sets.
+func own(set func(*settings)) Option { return Option{set} }
+
+// settingsOf returns what opts set: the filter's parameters, as
+// [bloom.Configure] reads the bloom options they hold, and this package's
+// settings.
+func settingsOf(opts []Option) (bloom.Config, settings) {
+	s := settings{logBytes: defaultLogBytes}
+	for _, o := range opts {
+		if o.apply != nil {
+			o.apply(&s)
+		}
 	}
+	return bloom.Configure(s.filter...), s
 }
 
-// settingsOf returns what opts set: the filter's parameters, as bloom's
-// functions take them, and this package's settings.
-func settingsOf(opts []Option) (options.Settings, settings, error) {
-	filter := options.Apply(opts)
-	s := settings{logBytes: defaultLogBytes}
-	for _, o := range filter.Others {
-		set, ok := o.Value.(func(*settings))
-		if !ok {
-			return filter, s, fmt.Errorf("%w: %s is not an option of redisfilter", bloom.ErrInvalidArgument, o.Name)
-		}
-		set(&s)
-	}
-	filter.Others = nil
-	if filter.PlainWrites {
-		return filter, s, fmt.Errorf("%w: bloom.WithUnsynchronizedWrites is not an option of redisfilter: Redis sets bits atomically", bloom.ErrInvalidArgument)
-	}
-	return filter, s, nil
+// WithStrategy selects the strategy that maps hashes to bits, as
+// [bloom.WithStrategy] does for bloom.New. The default is
+// [strategy.Murmur128Mitz64]. The strategy is part of the filter's
+// parameters: every process must open it with the same.
+func WithStrategy(st strategy.Strategy) Option {
+	return own(func(s *settings) { s.filter = append(s.filter, bloom.WithStrategy(st)) })
+}
+
+// WithLegacyHashCount computes the number of hash functions as Guava 31.x
+// and earlier do, as [bloom.WithLegacyHashCount] does for bloom.New. The
+// default is current Guava's rule.
+func WithLegacyHashCount() Option {
+	return own(func(s *settings) { s.filter = append(s.filter, bloom.WithLegacyHashCount()) })
+}
+
+// WithClock makes a [Windowed] filter tell the current generation with c's
+// Now, as [bloom.WithClock] does for a bloom.Rotating; it never uses c's
+// AfterFunc. The default is the system's clock; tests pass a
+// [bloom.ManualClock]. Open ignores it.
+func WithClock(c bloom.Clock) Option {
+	return own(func(s *settings) { s.filter = append(s.filter, bloom.WithClock(c)) })
 }
 
 // WithEvictionAllowed lets Open and OpenWindowed use a server whose
@@ -58,7 +74,7 @@ func settingsOf(opts []Option) (options.Settings, settings, error) {
 // with an error wrapping [ErrEvictable]. Evicted bits are then reported as
 // errors wrapping [ErrLost], never as false answers.
 func WithEvictionAllowed() Option {
-	return own("WithEvictionAllowed", func(s *settings) { s.allowEviction = true })
+	return own(func(s *settings) { s.allowEviction = true })
 }
 
 // WithRecreate lets Open start a lost filter again: one whose config key
@@ -69,7 +85,7 @@ func WithEvictionAllowed() Option {
 // errors wrapping [ErrLost], never empty answers, until it is opened again.
 // Without it Open returns an error wrapping ErrLost.
 func WithRecreate() Option {
-	return own("WithRecreate", func(s *settings) { s.recreate = true })
+	return own(func(s *settings) { s.recreate = true })
 }
 
 // WithAdopt lets Open take an existing bitmap whose config key is gone as
@@ -78,7 +94,7 @@ func WithRecreate() Option {
 // the length can be checked: adopt a bitmap only if it was created with the
 // same parameters. OpenWindowed adopts the recorded generations likewise.
 func WithAdopt() Option {
-	return own("WithAdopt", func(s *settings) { s.adopt = true })
+	return own(func(s *settings) { s.adopt = true })
 }
 
 // WithShardBytes stores the filter in shards of n bytes each (the last may
@@ -93,5 +109,5 @@ func WithAdopt() Option {
 // batch, which touches more shards. The shard size is part of the filter's
 // parameters: every process must open it with the same.
 func WithShardBytes(n int64) Option {
-	return own("WithShardBytes", func(s *settings) { s.shardBytes = n })
+	return own(func(s *settings) { s.shardBytes = n })
 }

@@ -1,6 +1,7 @@
 package redisfilter_test
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -13,16 +14,19 @@ import (
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
-// TestOptions checks that Open takes bloom's options, which set what they
-// set for bloom.New, beside its own, and that bloom refuses redisfilter's.
+// TestOptions checks that Open's WithStrategy and WithLegacyHashCount set
+// what bloom's options of the same names set for bloom.New, beside Open's
+// own options, and that neither package's Options are the other's: given
+// to the other's functions, they do not compile.
 func TestOptions(t *testing.T) {
 	rdb := sharedClient(t)
 	ctx := testContext(t)
-	opts := []bloom.Option{bloom.WithLegacyHashCount(), bloom.WithStrategy(strategy.Murmur128Mitz32)}
 	// n = 3 is where the legacy hash count differs from current Guava's.
-	local, err := bloom.New(funnel.String, 3, 0.01, opts...)
+	local, err := bloom.New(funnel.String, 3, 0.01, bloom.WithLegacyHashCount(), bloom.WithStrategy(strategy.Murmur128Mitz32))
 	require.NoError(t, err)
-	f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 3, 0.01, append(opts, redisfilter.WithShardBytes(8))...)
+	name := filterName(t)
+	f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 3, 0.01,
+		redisfilter.WithLegacyHashCount(), redisfilter.WithStrategy(strategy.Murmur128Mitz32), redisfilter.WithShardBytes(8))
 	require.NoError(t, err)
 	assert.Equal(t, local.NumHashFunctions(), f.NumHashFunctions())
 	assert.Equal(t, local.BitSize(), f.BitSize())
@@ -32,13 +36,14 @@ func TestOptions(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, kNow, f.NumHashFunctions(), "WithLegacyHashCount changed k")
 
-	_, err = bloom.New(funnel.String, 1000, 0.01, redisfilter.WithShardBytes(64))
-	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
-	assert.ErrorContains(t, err, "redisfilter.WithShardBytes is not an option of package bloom")
-	_, err = redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 1000, 0.01, bloom.WithUnsynchronizedWrites())
-	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
-	assert.ErrorContains(t, err, "bloom.WithUnsynchronizedWrites")
-	_, err = redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, 1000, 0.01, time.Hour, 2, bloom.WithClock(nil))
+	bloomOption := reflect.TypeFor[bloom.Option]()
+	assert.False(t, reflect.TypeOf(redisfilter.WithShardBytes(64)).AssignableTo(bloomOption), "bloom.New takes redisfilter.WithShardBytes")
+	assert.False(t, bloomOption.AssignableTo(reflect.TypeFor[redisfilter.Option]()), "redisfilter.Open takes bloom.WithUnsynchronizedWrites")
+	// The zero Option changes nothing: the filter opens again with it.
+	_, err = redisfilter.Open(ctx, rdb, name, funnel.String, 3, 0.01,
+		redisfilter.WithLegacyHashCount(), redisfilter.Option{}, redisfilter.WithStrategy(strategy.Murmur128Mitz32), redisfilter.WithShardBytes(8))
+	require.NoError(t, err)
+	_, err = redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, 1000, 0.01, time.Hour, 2, redisfilter.WithClock(nil))
 	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
 	assert.ErrorContains(t, err, "clock is nil")
 }

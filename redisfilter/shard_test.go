@@ -13,7 +13,6 @@ import (
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
-	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,7 +37,7 @@ func openSharded(ctx context.Context, t *testing.T, rdb redis.UniversalClient, n
 func openShardedWindow(ctx context.Context, t *testing.T, rdb redis.UniversalClient, clock bloom.Clock, n, shardBytes int64) (*redisfilter.Windowed[string], int64) {
 	t.Helper()
 	w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, n, 0.01, time.Minute, 2,
-		bloom.WithClock(clock), redisfilter.WithShardBytes(shardBytes))
+		redisfilter.WithClock(clock), redisfilter.WithShardBytes(shardBytes))
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Delete(context.Background()) })
 	return w, w.Generation(clock.Now())
@@ -141,7 +140,7 @@ func TestShardedFleet(t *testing.T) {
 
 // touches reports whether v has a bit in shard s of f.
 func touches(f *redisfilter.Filter[string], v string, s int) bool {
-	h1, h2 := strategy.Sum128(funnel.String, v)
+	h1, h2 := funnel.Sum128(funnel.String, v)
 	for _, i := range f.Strategy().AppendIndexes(nil, h1, h2, f.NumHashFunctions(), f.BitSize()) {
 		if i/(shardBytes*8) == int64(s) {
 			return true

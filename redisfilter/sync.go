@@ -274,7 +274,7 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 			}
 			sh := &c.shards[s]
 			for b := log.records; len(b) >= 4; b = b[4:] {
-				h.bits.Set(uint64(sh.first + int64(binary.BigEndian.Uint32(b)^63)))
+				h.local.SetBit(sh.first + int64(binary.BigEndian.Uint32(b)^63))
 			}
 			st.PulledBits += int64(len(log.records) / 4)
 			cur.replid = log.replid
@@ -336,7 +336,9 @@ func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, atte
 			if err != nil {
 				return c.wrap(ctx, "sync", err)
 			}
-			h.bits.OrEncoded(int((ch.shard.first/8+ch.from)/8), log.bitmap)
+			if err := h.local.OrEncoded(ch.shard.first/8+ch.from, log.bitmap); err != nil {
+				return c.wrap(ctx, "sync", err)
+			}
 			s := index[ch.shard]
 			end := cursor{replid: log.replid, epoch: log.epoch, pos: log.end}
 			prev, ok := ends[s]

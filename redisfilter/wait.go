@@ -36,7 +36,7 @@ type waitPolicy struct {
 // milliseconds; the call's context must leave room for it. A WAIT holds its
 // connection, not the server.
 func WithWait(replicas int, timeout time.Duration) Option {
-	return own("WithWait", func(s *settings) { s.wait = waitPolicy{replicas, timeout} })
+	return own(func(s *settings) { s.wait = waitPolicy{replicas, timeout} })
 }
 
 // check reports what is wrong with w, an argument of WithWait.

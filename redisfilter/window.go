@@ -8,7 +8,6 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/internal/options"
 	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/redis/go-redis/v9"
 )
@@ -49,7 +48,7 @@ type Windowed[T any] struct {
 	c      core[T]
 	period int64 // milliseconds
 	gens   int
-	clock  options.Clock
+	clock  bloom.Clock
 }
 
 // OpenWindowed returns the windowed filter called name, with generations of
@@ -69,10 +68,7 @@ func OpenWindowed[T any](ctx context.Context, rdb redis.UniversalClient, name st
 	if generations < 1 || generations > maxGenerations {
 		return nil, fmt.Errorf("%w: number of generations (%d) must be between 1 and %d", bloom.ErrInvalidArgument, generations, maxGenerations)
 	}
-	params, s, err := settingsOf(opts)
-	if err != nil {
-		return nil, err
-	}
+	params, s := settingsOf(opts)
 	if params.Clock == nil {
 		return nil, fmt.Errorf("%w: clock is nil", bloom.ErrInvalidArgument)
 	}

@@ -25,7 +25,7 @@ func TestWindowGenerations(t *testing.T) {
 		name := filterName(t)
 		start := time.Now().Truncate(time.Hour).Add(time.Hour + 10*time.Minute)
 		clk := bloom.NewManualClock(start)
-		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 1000, 1e-6, time.Hour, 3, bloom.WithClock(clk))
+		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 1000, 1e-6, time.Hour, 3, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 		gen := w.Generation(start)
 		assert.Equal(t, start.Unix()/3600, gen)
@@ -100,7 +100,7 @@ func TestWindowFleet(t *testing.T) {
 	for i := range ws {
 		clk := bloom.NewManualClock(now) // the same time, read separately by each
 		var err error
-		ws[i], err = redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, replicas*perReplica, 0.01, 24*time.Hour, 2, bloom.WithClock(clk))
+		ws[i], err = redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, replicas*perReplica, 0.01, 24*time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 	}
 	var wg sync.WaitGroup
@@ -147,7 +147,7 @@ func TestWindowClockSkew(t *testing.T) {
 	ahead := bloom.NewManualClock(boundary.Add(time.Second))
 	behind := bloom.NewManualClock(boundary.Add(-time.Second))
 	open := func(clk bloom.Clock) *redisfilter.Windowed[string] {
-		w, err := redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, 100, 1e-6, time.Hour, 2, bloom.WithClock(clk))
+		w, err := redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, 100, 1e-6, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 		return w
 	}
@@ -197,7 +197,7 @@ func TestWindowWrongKeys(t *testing.T) {
 		ctx := testContext(t)
 		name := filterName(t)
 		clk := bloom.NewManualClock(time.Now())
-		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 2, bloom.WithClock(clk))
+		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 		gen := w.Generation(clk.Now())
 		require.NoError(t, rdb.LPush(ctx, w.GenerationKeys(gen - 1)[0], "x").Err())
@@ -226,7 +226,7 @@ func TestWindowDelete(t *testing.T) {
 				ctx := testContext(t)
 				name := filterName(t)
 				clock := bloom.NewManualClock(time.Now())
-				opts := []redisfilter.Option{bloom.WithClock(clock)}
+				opts := []redisfilter.Option{redisfilter.WithClock(clock)}
 				if shards > 1 {
 					opts = append(opts, redisfilter.WithShardBytes(4096))
 				}

@@ -1,11 +1,12 @@
 // Package strategy maps a value's hash onto the bit indexes of a Bloom filter
 // exactly as Guava's BloomFilterStrategies do.
 //
-// Both strategies hash the bytes a funnel feeds with Murmur3-128 (seed 0), as
-// Guava's Hashing.murmur3_128() does, and derive k indexes from the two 64-bit
-// halves by double hashing. [Murmur128Mitz64] is Guava's default;
-// [Murmur128Mitz32] is its legacy strategy, which uses only 32-bit arithmetic
-// and so only the first 2³¹ bits of a filter.
+// Both strategies take the Murmur3-128 hash (seed 0) of the bytes a funnel
+// feeds, which funnel.Sum128 computes as Guava's Hashing.murmur3_128() does,
+// and derive k indexes from its two 64-bit halves by double hashing.
+// [Murmur128Mitz64] is Guava's default; [Murmur128Mitz32] is its legacy
+// strategy, which uses only 32-bit arithmetic and so only the first 2³¹
+// bits of a filter.
 //
 // Murmur3 is not keyed: whoever chooses the values a filter sees can compute
 // their indexes and manufacture false positives, or fill a filter on purpose.
@@ -30,7 +31,7 @@ type Strategy interface {
 	// AppendIndexes appends to dst the k bit indexes that the hash (h1, h2)
 	// of a value selects in a filter of bitSize bits, in the order Guava
 	// probes them, and returns the extended slice. h1 and h2 are what
-	// [Sum128] returns. Indexes may repeat. A filter kept outside this
+	// [funnel.Sum128] returns. Indexes may repeat. A filter kept outside this
 	// module (in Redis, say) uses it to stay bit-for-bit compatible with
 	// Guava. bitSize must be > 0.
 	AppendIndexes(dst []int64, h1, h2 uint64, k int, bitSize int64) []int64

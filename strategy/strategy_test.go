@@ -1,111 +1,16 @@
 package strategy
 
 import (
-	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
-	"github.com/mitzbloom/mitzbloom/internal/golden"
 	"github.com/mitzbloom/mitzbloom/internal/probe"
-	"github.com/mitzbloom/mitzbloom/internal/race"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// hashHex formats (h1, h2) as Guava's HashCode.toString: little-endian h1,
-// then little-endian h2.
-func hashHex(h1, h2 uint64) string {
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:], h1)
-	binary.LittleEndian.PutUint64(b[8:], h2)
-	return hex.EncodeToString(b[:])
-}
-
-// hashOf hashes a golden value every way a filter can: Sum128, HasherFor, and
-// through a Sink (funnel.Func has no direct hash), and fails if they differ.
-func hashOf[T any](t *testing.T, f funnel.Funnel[T], raw json.RawMessage, decode func(json.RawMessage) T) string {
-	v := decode(raw)
-	h := hashHex(Sum128(f, v))
-	viaSink := funnel.Func[T](f.Funnel)
-	if other := hashHex(HasherFor(f).Sum128(v)); other != h {
-		t.Errorf("%v: HasherFor gives %s, Sum128 %s", f, other, h)
-	}
-	if other := hashHex(Sum128(viaSink, v)); other != h {
-		t.Errorf("%v: hashing through a Sink gives %s, Sum128 %s", f, other, h)
-	}
-	return h
-}
-
-// TestSum128Golden checks every hash that Guava 31.1 computed for the golden
-// vectors, for each built-in funnel and the custom record funnel.
-func TestSum128Golden(t *testing.T) {
-	v, err := golden.Load()
-	require.NoError(t, err)
-	for i, h := range v.Hashes {
-		var got string
-		switch h.Funnel {
-		case "bytes":
-			got = hashOf(t, funnel.Bytes, h.Value, golden.DecodeBytes)
-		case "string":
-			got = hashOf(t, funnel.String, h.Value, golden.Decode[string])
-		case "unencodedChars":
-			got = hashOf(t, funnel.UnencodedChars, h.Value, golden.Decode[string])
-		case "int32":
-			got = hashOf(t, funnel.Int32, h.Value, golden.Decode[int32])
-		case "int64":
-			got = hashOf(t, funnel.Int64, h.Value, golden.Decode[int64])
-		case "sequentialInt64":
-			got = hashOf(t, funnel.Sequential(funnel.Int64), h.Value, golden.Decode[[]int64])
-		case "record":
-			got = hashOf(t, golden.RecordFunnel, h.Value, golden.Decode[golden.Record])
-		default:
-			t.Fatalf("hash %d: unknown funnel %q", i, h.Funnel)
-		}
-		assert.Equal(t, h.Murmur3128, got, "hash %d: %s %s", i, h.Funnel, h.Value)
-	}
-}
-
-// TestSum128Reference checks the hash vectors of the Guava reference
-// (docs/guava.md §6 and §7).
-func TestSum128Reference(t *testing.T) {
-	tests := []struct {
-		name string
-		h    string
-		want string
-	}{
-		{"empty", hashHex(Sum128(funnel.String, "")), "00000000000000000000000000000000"},
-		{"UTF8 a", hashHex(Sum128(funnel.String, "a")), "897859f6655555855a890e51483ab5e6"},
-		{"UTF8 hello", hashHex(Sum128(funnel.String, "hello")), "029bbd41b3a7d8cb191dae486a901e5b"},
-		{"UTF8 héllo", hashHex(Sum128(funnel.String, "héllo")), "8a5c8572117b314e05bd7394dc339d41"},
-		{"UTF8 quick brown fox", hashHex(Sum128(funnel.String, "The quick brown fox jumps over the lazy dog")), "6c1b07bc7bbc4be347939ac4a93c437a"},
-		{"15 bytes", hashHex(Sum128(funnel.String, "0123456789abcde")), "5123bfc0f6d52da6f04c547c0cf5cc4f"},
-		{"16 bytes", hashHex(Sum128(funnel.String, "0123456789abcdef")), "a7d14acf946de04bda08a7635c5bc387"},
-		{"17 bytes", hashHex(Sum128(funnel.String, "0123456789abcdef0")), "75c0a58587ae24ebca283131b368fb73"},
-		{"chars U+1F600", hashHex(Sum128(funnel.UnencodedChars, "\U0001F600")), "6265408df5535bcdc9ef8fd788061b8b"},
-		{"chars 中文", hashHex(Sum128(funnel.UnencodedChars, "中文")), "80d622a712cf16adbe1a1482d311736c"},
-		{"putInt(-1)", hashHex(Sum128(funnel.Int32, -1)), "41466634eb45da436c8f8745485715c7"},
-		{"putLong(1234)", hashHex(Sum128(funnel.Int64, 1234)), "fb05732669ee19b181d8d685d3ee8185"},
-		{"sequential [1,2,3]", hashHex(Sum128(funnel.Sequential(funnel.Int32), []int32{1, 2, 3})), "b55c69c3c551cf504135d724a388b34d"},
-		{"mixed sink", hashHex(Sum128(funnel.Func[int](func(_ int, s funnel.Sink) {
-			s.PutInt32(7)
-			s.PutInt64(8)
-			s.PutBytes([]byte{9, 9, 9})
-			s.PutChar('x')
-			s.PutByte(5)
-		}), 0)), "64c134e164577b23a6c78c8436d124bc"},
-	}
-	for _, tc := range tests {
-		assert.Equal(t, tc.want, tc.h, tc.name)
-	}
-	h1, h2 := Sum128(funnel.String, "hello")
-	assert.Equal(t, int64(-3758069500696749310), int64(h1))
-	assert.Equal(t, int64(6565844092913065241), int64(h2))
-}
 
 // TestIndexes checks both strategies' index sequences against Guava's for
 // create(stringFunnel(UTF_8), 1000, 0.01): 9600 bits, k = 7 (docs/guava.md §2.2).
@@ -121,7 +26,7 @@ func TestIndexes(t *testing.T) {
 		{"guava", []uint64{6274, 9469, 4856, 8051, 3438, 6633, 2020}, []uint64{5688, 8430, 1572, 4314, 7056, 198, 2940}, 585213101008019074, -4371740661468187013, 9600},
 	}
 	for _, tc := range tests {
-		h1, h2 := Sum128(funnel.String, tc.value)
+		h1, h2 := funnel.Sum128(funnel.String, tc.value)
 		require.Equal(t, tc.h1, int64(h1))
 		require.Equal(t, tc.h2, int64(h2))
 
@@ -176,28 +81,6 @@ func TestByOrdinal(t *testing.T) {
 	assert.Equal(t, 1, Murmur128Mitz64.Ordinal())
 }
 
-func TestSum128Allocs(t *testing.T) {
-	if race.Enabled {
-		t.Skip("the race detector makes sync.Pool drop items at random, so allocation counts mean nothing; .ci/run also runs the tests without -race")
-	}
-	s := "a string of some length"
-	b := []byte(s)
-	seq := []int64{1, 2, 3}
-	seqFunnel := funnel.Sequential(funnel.Int64)
-	named := funnel.Named("utf8", funnel.String)
-	for name, fn := range map[string]func(){
-		"Bytes":          func() { Sum128(funnel.Bytes, b) },
-		"String":         func() { Sum128(funnel.String, s) },
-		"UnencodedChars": func() { Sum128(funnel.UnencodedChars, s) },
-		"Int32":          func() { Sum128(funnel.Int32, 42) },
-		"Int64":          func() { Sum128(funnel.Int64, 42) },
-		"Sequential":     func() { Sum128(seqFunnel, seq) },
-		"Named":          func() { Sum128(named, s) },
-	} {
-		assert.Zero(t, testing.AllocsPerRun(1000, fn), name)
-	}
-}
-
 func toInt64(s []uint64) []int64 {
 	r := make([]int64, len(s))
 	for i, v := range s {
@@ -234,32 +117,4 @@ func TestMightContainMatchesIndexes(t *testing.T) {
 			require.Less(t, found, 390, "%v k=%d: too few values absent to test both answers", s, k)
 		}
 	}
-}
-
-// impostor has a Sum128 method of the shape the built-in funnels have, which
-// must not be taken for theirs.
-type impostor struct{}
-
-func (impostor) Funnel(v string, into funnel.Sink) { into.PutString(v) }
-func (impostor) Sum128(string) (h1, h2 uint64)     { return 1, 2 }
-
-// TestHasherSealed requires a funnel's own Sum128 method to be used only
-// for built-in funnels, named or not: any other funnel is hashed from the
-// bytes it feeds.
-func TestHasherSealed(t *testing.T) {
-	want1, want2 := Sum128(funnel.String, "hello")
-	for name, f := range map[string]funnel.Funnel[string]{
-		"impostor":       impostor{},
-		"named impostor": funnel.Named("x", impostor{}),
-		"named String":   funnel.Named("utf8", funnel.String),
-	} {
-		h1, h2 := Sum128(f, "hello")
-		assert.Equal(t, [2]uint64{want1, want2}, [2]uint64{h1, h2}, "Sum128 %s", name)
-		h1, h2 = HasherFor(f).Sum128("hello")
-		assert.Equal(t, [2]uint64{want1, want2}, [2]uint64{h1, h2}, "HasherFor %s", name)
-	}
-	_, builtin := HasherFor(funnel.Named("utf8", funnel.String)).(buffered[string])
-	assert.False(t, builtin, "a named built-in funnel keeps the fast path")
-	_, buf := HasherFor[string](impostor{}).(buffered[string])
-	assert.True(t, buf, "an impostor is hashed through a buffer")
 }

@@ -49,7 +49,7 @@ func BenchmarkBuildVsPutMany(b *testing.B) {
 		}
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			f, err := bloom.New(funnel.String, benchKeys, 0.01, bloom.WithUnsynchronizedWrites())
+			f, err := bloom.NewBuilder(funnel.String, benchKeys, 0.01)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -174,13 +174,14 @@ func (k keyKind[T]) build(b *builder) error {
 		b.n = n
 	}
 	// One goroutine fills the filter, so it needs no atomic writes.
-	filter, err := bloom.New(k.funnel, b.n, b.p, append(b.opts, bloom.WithUnsynchronizedWrites())...)
+	builder, err := bloom.NewBuilder(k.funnel, b.n, b.p, b.opts...)
 	if err != nil {
 		return err
 	}
-	if err := k.fill(b, filter.PutMany); err != nil {
+	if err := k.fill(b, builder.PutMany); err != nil {
 		return err
 	}
+	filter := builder.Filter()
 	b.filter, b.fpp = filter, filter.ExpectedFPP()
 	return nil
 }

@@ -168,20 +168,6 @@ func (a *Array) OrEncoded(i int, b string) {
 	}
 }
 
-// StoreEncoded sets the words of a from word i on to those encoded in b,
-// as OrEncoded reads them, with plain writes, as SetPlain does: for an
-// array that no other goroutine uses while it runs, such as one being
-// filled before it is shared.
-func (a *Array) StoreEncoded(i int, b string) {
-	if len(b) < 8 {
-		return
-	}
-	_ = a.words[i+len(b)/8-1] // one bounds check for the loop
-	for ; len(b) >= 8; b, i = b[8:], i+1 {
-		a.words[i] = uint64FromString(b)
-	}
-}
-
 // uint64FromString returns the big-endian word at the start of b, without
 // the copy that converting b to a []byte would make.
 func uint64FromString(b string) uint64 {

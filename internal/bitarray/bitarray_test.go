@@ -183,8 +183,8 @@ func BenchmarkSet(b *testing.B) {
 	b.Run("plain", func(b *testing.B) { run(b, func(a *Array, i uint64) { a.SetPlain(i) }) })
 }
 
-// TestEncodedWords checks OrEncoded and StoreEncoded against the words they
-// decode, big-endian, as Guava's stream holds them.
+// TestEncodedWords checks OrEncoded against the words it decodes,
+// big-endian, as Guava's stream holds them.
 func TestEncodedWords(t *testing.T) {
 	enc := func(words ...uint64) string {
 		var b []byte
@@ -194,14 +194,11 @@ func TestEncodedWords(t *testing.T) {
 		return string(b)
 	}
 	a := New(4)
-	a.StoreEncoded(1, enc(0x0102030405060708, 0xff))
+	a.OrEncoded(1, enc(0x0102030405060708, 0xff))
 	assert.Equal(t, []uint64{0, 0x0102030405060708, 0xff, 0}, a.Words())
 	a.OrEncoded(2, enc(0xff00, 1<<63))
 	assert.Equal(t, []uint64{0, 0x0102030405060708, 0xffff, 1 << 63}, a.Words())
-	a.StoreEncoded(0, enc(7))
-	assert.Equal(t, uint64(7), a.Word(0), "StoreEncoded replaces")
 	a.OrEncoded(3, "")
-	a.StoreEncoded(3, "")
 	assert.Equal(t, uint64(1<<63), a.Word(3), "nothing to decode")
 	assert.Panics(t, func() { a.OrEncoded(3, enc(1, 2)) }, "words past the end")
 }

@@ -1,8 +1,10 @@
-// Package filterbits hands the packages built on bloom the bit array of a
-// bloom.Filter, which package bloom keeps unexported: redisfilter's Hybrid
-// sets the bits of its local filter itself, so that it knows which it set,
-// and takes in the bits other processes set, so that each Sync moves only
-// what changed.
+// Package filterbits hands the bench module the bit array of a
+// bloom.Filter, which package bloom keeps unexported, so that the limits
+// benchmarks can measure the memory under a filter (the share of it on
+// huge pages). It promises no API: bench is built in this repository's
+// workspace, against the root module it sits in, and nothing released
+// imports it. Filters kept elsewhere use bloom's exported low level
+// instead (Filter.PutHash, SetBit, OrEncoded).
 package filterbits
 
 import "github.com/mitzbloom/mitzbloom/internal/bitarray"

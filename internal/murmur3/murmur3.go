@@ -101,11 +101,3 @@ func fmix(k uint64) uint64 {
 	k ^= k >> 33
 	return k
 }
-
-// Seal is a type that no package outside this module can name, so no type
-// outside it can have a method that takes one. Package funnel marks its
-// built-in funnels with such a method, and package strategy skips the Sink
-// and hashes with a funnel's own Sum128 method only when the mark is there:
-// a user's funnel that happens to have a Sum128 method is still hashed from
-// the bytes it feeds.
-type Seal struct{}

@@ -3,6 +3,7 @@ package probe
 import (
 	"math/bits"
 
+	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 )
 
@@ -20,8 +21,9 @@ const BatchSize = 64
 // whose alive set is a 64-bit mask.
 const smallBatch = 32
 
-// A Hash is the Murmur3-128 hash of one value, as strategy.Sum128 returns it.
-type Hash struct{ H1, H2 uint64 }
+// A Hash is the Murmur3-128 hash of one value, as funnel.Sum128 returns it;
+// an alias, so that callers pass their []funnel.Hash to the batch calls.
+type Hash = funnel.Hash
 
 // combined returns the combined hash of round j for the value hashed to h.
 // Probes compute it from the round, so the batch calls keep no probe state

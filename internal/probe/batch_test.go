@@ -33,7 +33,7 @@ func TestLargeArrayLookups(t *testing.T) {
 			// Every other value is put, the others are left to chance.
 			hs := make([]Hash, BatchSize)
 			for i := range hs {
-				hs[i] = Hash{r.Uint64(), r.Uint64()}
+				hs[i] = Hash{H1: r.Uint64(), H2: r.Uint64()}
 				if i%2 == 0 {
 					for j := range k {
 						a.Set(p.combined(hs[i], j) % size)
@@ -79,7 +79,7 @@ func TestPrefetchedSmallArray(t *testing.T) {
 		for _, k := range []int{1, 2, 5, 8} {
 			hs := make([]Hash, BatchSize)
 			for i := range hs {
-				hs[i] = Hash{r.Uint64(), r.Uint64()}
+				hs[i] = Hash{H1: r.Uint64(), H2: r.Uint64()}
 			}
 			out := make([]bool, len(hs))
 			p.MightContainManyPrefetched(hs, k, a, out)

@@ -37,10 +37,10 @@ func bigArray() {
 		big.bits = bitarray.FromWords(w)
 		p := For(false, false)
 		for range 1 << 20 {
-			h := Hash{r.Uint64(), r.Uint64()}
+			h := Hash{H1: r.Uint64(), H2: r.Uint64()}
 			p.Put(h.H1, h.H2, bigK, big.bits)
 			big.present = append(big.present, h)
-			big.absent = append(big.absent, Hash{r.Uint64(), r.Uint64()})
+			big.absent = append(big.absent, Hash{H1: r.Uint64(), H2: r.Uint64()})
 		}
 	})
 }
@@ -85,7 +85,7 @@ func BenchmarkBatch(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	fresh := make([]Hash, 1<<20)
 	for i := range fresh {
-		fresh[i] = Hash{r.Uint64(), r.Uint64()}
+		fresh[i] = Hash{H1: r.Uint64(), H2: r.Uint64()}
 	}
 	// New values set bits in the half-full array, a few percent more of
 	// them over a run.
@@ -289,7 +289,7 @@ func BenchmarkPutNew(b *testing.B) {
 		a := bitarray.FromWords(w)
 		hs := make([]Hash, min(n/20, 1<<16))
 		for i := range hs {
-			hs[i] = Hash{r.Uint64(), r.Uint64()}
+			hs[i] = Hash{H1: r.Uint64(), H2: r.Uint64()}
 		}
 		p := For(false, false)
 		b.Run(fmt.Sprintf("n=%.0e/op=Put", float64(n)), func(b *testing.B) {

@@ -25,7 +25,7 @@ func TestPutManyMatchesPut(t *testing.T) {
 					one, many := bitarray.New(words), bitarray.New(words)
 					var hs []Hash
 					for range 40 * BatchSize {
-						hs = append(hs, Hash{r.Uint64(), r.Uint64()})
+						hs = append(hs, Hash{H1: r.Uint64(), H2: r.Uint64()})
 					}
 					hs = append(hs, hs[:BatchSize+3]...) // put again
 					for _, h := range hs {
@@ -40,7 +40,7 @@ func TestPutManyMatchesPut(t *testing.T) {
 
 					probes := append(hs[:2*BatchSize:2*BatchSize], make([]Hash, 2*BatchSize)...)
 					for i := 2 * BatchSize; i < len(probes); i++ {
-						probes[i] = Hash{r.Uint64(), r.Uint64()}
+						probes[i] = Hash{H1: r.Uint64(), H2: r.Uint64()}
 					}
 					out := make([]bool, BatchSize)
 					for lo := 0; lo < len(probes); lo += BatchSize {
@@ -70,7 +70,7 @@ func TestPutAnswers(t *testing.T) {
 					a, ref := bitarray.New(words), bitarray.New(words)
 					hs := make([]Hash, min(4*words*64/k, 1000))
 					for i := range hs {
-						hs[i] = Hash{r.Uint64(), r.Uint64()}
+						hs[i] = Hash{H1: r.Uint64(), H2: r.Uint64()}
 					}
 					for _, h := range append(hs, hs[:len(hs)/4]...) { // some put again
 						want := false

@@ -10,7 +10,6 @@ import (
 	"github.com/mitzbloom/mitzbloom/bench"
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // A limitCase is one benchmark of the limits report: an operation of
@@ -381,7 +380,7 @@ func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint6
 		}},
 		{Name: hashCase, Run: func(b *testing.B) {
 			fx := get(b)
-			h := strategy.HasherFor(f)
+			h := funnel.HasherFor(f)
 			var acc uint64
 			b.ResetTimer()
 			for i, t := 0, 0; i < b.N; i++ {
@@ -395,7 +394,7 @@ func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint6
 		}},
 		{Name: hashChainedCase, Run: func(b *testing.B) {
 			fx := get(b)
-			h := strategy.HasherFor(f)
+			h := funnel.HasherFor(f)
 			t := 0
 			b.ResetTimer()
 			for range b.N {

@@ -1,6 +1,4 @@
-// Package funnelname describes funnels for the errors and String methods of
-// the filters: bloom's, and redisfilter's, which shares the descriptions.
-package funnelname
+package bloom
 
 import (
 	"fmt"
@@ -10,13 +8,13 @@ import (
 	"strings"
 )
 
-// Of returns what a filter's String and errors call its funnel: its
+// funnelName returns what a filter's String and errors call its funnel: its
 // String, which named and built-in funnels have; for a function, such as a
 // funnel.Func, its type and which function it is, with the file and line
 // where the function begins, so that two funnels of one type read apart;
 // otherwise its type. Only String and errors call it, never Put or
 // MightContain.
-func Of(f any) string {
+func funnelName(f any) string {
 	if s, ok := f.(fmt.Stringer); ok {
 		return s.String()
 	}
@@ -52,10 +50,10 @@ func dropPaths(s string) string {
 	return b.String()
 }
 
-// Mismatch describes two funnels that are not equal, for the error of a
+// funnelMismatch describes two funnels that are not equal, for the error of a
 // PutAll, or a Merge, that cannot combine their filters.
-func Mismatch(a, b any) string {
-	na, nb := Of(a), Of(b)
+func funnelMismatch(a, b any) string {
+	na, nb := funnelName(a), funnelName(b)
 	if na == nb {
 		// Two closures of one function literal, say, or two values of one
 		// funnel type.

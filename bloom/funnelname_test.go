@@ -1,4 +1,4 @@
-package funnelname
+package bloom
 
 import "testing"
 
