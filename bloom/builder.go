@@ -8,7 +8,7 @@ import (
 )
 
 // A Builder fills a new [Filter] from one goroutine, with plain memory
-// writes instead of the atomic ones of Filter's Put: two to three times
+// writes instead of the atomic ones of Filter's Put: several times
 // faster on x86-64, where an atomic write is a locked instruction that
 // waits for every memory access before it (BenchmarkFill). It sets the bits
 // Put would set. When it is filled, [Builder.Filter] hands the filter over,

@@ -91,7 +91,7 @@ func WithLegacyHashCount() Option {
 
 // WithUnsynchronizedWrites makes Put and PutMany set bits with plain memory
 // writes instead of atomic ones, for a filter that one goroutine fills. That
-// makes filling a filter two to three times faster on x86-64, where an atomic
+// makes filling a filter several times faster on x86-64, where an atomic
 // write is a locked instruction that waits for every memory access before it
 // (BenchmarkFill). It changes neither the bits a filter sets nor its
 // serialized form, and Size ignores it.

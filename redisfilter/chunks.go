@@ -134,7 +134,7 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T], only []bool
 	if err != nil {
 		return c.wrap(ctx, "merge", err)
 	}
-	words := data[6:] // without Guava's header
+	words := data[bloom.HeaderSize:]
 	var suffix [8]byte
 	_, _ = rand.Read(suffix[:]) // never fails
 	tmp := ":merge:" + hex.EncodeToString(suffix[:])
