@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -128,6 +129,16 @@ func (s syncSummary) String() string {
 		s.syncs, s.failed, s.fullPushes, s.reasons, s.fullPulls, s.mostPulls, s.sent, s.received, s.sent/int64(max(s.syncs, 1)), s.received/int64(max(s.syncs, 1)))
 }
 
+// onOther returns the first of n shards not in these.
+func onOther(these []int, n int) int {
+	for s := range n {
+		if !slices.Contains(these, s) {
+			return s
+		}
+	}
+	panic("every shard is on one master")
+}
+
 // waitMaster waits until the server of c is a master, for up to a minute.
 func waitMaster(ctx context.Context, t *testing.T, c *redis.Client) {
 	t.Helper()
@@ -142,12 +153,13 @@ func waitMaster(ctx context.Context, t *testing.T, c *redis.Client) {
 // replica, in step, which loses no write: the promoted replica has another
 // replication ID, but the change logs the Hybrids saw, so that no Hybrid
 // pushes or reads a shard whole. Then it stops that master's replica (the
-// old master), kills the master after a second of writes, more than the
-// sockets' buffers hold, and lets the cluster promote the replica, which
-// lacks them: the Hybrids that
+// old master), makes the master drop it, kills the master after a second
+// of writes, and lets the cluster promote the replica, which lacks them: the Hybrids that
 // pushed or read some of it find the log of a shard of that master shorter
-// or other than they saw it, and push and read whole that shard, no other;
-// every value whose Sync returned nil is in Redis, and in every copy.
+// or other than they saw it, and push and read whole that shard, no other.
+// Last it flushes another master: the Hybrids rebuild its shards, and push
+// and read those whole, no other. Every value whose Sync returned nil is
+// in Redis, and in every copy.
 func TestHybridFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster of its own and fails it over")
@@ -188,18 +200,22 @@ func TestHybridFailover(t *testing.T) {
 
 	p.phase.Store(2)
 	require.NoError(t, old.signal(syscall.SIGSTOP))
-	// Writes enough to fill the sockets' buffers, which would otherwise
-	// hold the master's stream for the replica to read when it resumes:
-	// the master's own buffer dies with it.
+	// The sockets' buffers would hold the master's stream for the stopped
+	// replica to read when it resumes: a small limit of the master's
+	// buffer for its replica makes it drop the replica once they are
+	// full, and what the Hybrids push after that reaches no replica.
+	require.NoError(t, replicaClient.ConfigSet(ctx, "client-output-buffer-limit", "replica 64kb 64kb 0").Err())
 	r := rand.New(rand.NewPCG(94, 95))
-	for start := time.Now(); time.Since(start) < time.Second; {
-		require.NoError(t, f.PutMany(ctx, randomStrings(r, 2000)))
-	}
+	require.Eventually(t, func() bool {
+		_ = f.PutMany(ctx, randomStrings(r, 2000))
+		info, err := replicaClient.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "connected_slaves:0")
+	}, 30*time.Second, 10*time.Millisecond, "the master kept its stopped replica")
+	time.Sleep(time.Second)
 	replica.halt(syscall.SIGKILL)
 	require.NoError(t, old.signal(syscall.SIGCONT))
 	waitMaster(ctx, t, oldClient)
 	time.Sleep(500 * time.Millisecond)
-	put := p.finish()
 	rdb.ReloadState(ctx)
 	for range 3 {
 		p.syncAll(ctx, t)
@@ -212,12 +228,53 @@ func TestHybridFailover(t *testing.T) {
 	// Each shard of 64 KiB sent twice if the server did not know merge.lua.
 	assert.Less(t, lossy.mostFullSent, int64(2*len(onMaster)+1)*shardBytes, "a Sync pushed more than the master's shards")
 
+	// A FLUSHALL of another master: the Hybrids rebuild its shards, and
+	// push and read whole those only.
+	p.phase.Store(3)
+	flushed, err := rdb.MasterForKey(ctx, f.Keys()[onOther(onMaster, len(f.Keys()))])
+	require.NoError(t, err)
+	var onFlushed []int
+	for s, key := range f.Keys() {
+		m, err := rdb.MasterForKey(ctx, key)
+		require.NoError(t, err)
+		if m.Options().Addr == flushed.Options().Addr {
+			onFlushed = append(onFlushed, s)
+		}
+	}
+	require.NoError(t, flushed.FlushAll(ctx).Err())
+	time.Sleep(time.Second)
+	put := p.finish()
+	for range 3 {
+		p.syncAll(ctx, t)
+	}
+	flush := p.summary(3)
+	t.Logf("shards %v on the master flushed; through FLUSHALL, %v", onFlushed, flush)
+	assert.Positive(t, flush.fullPushes, "no Hybrid rebuilt the shards flushed")
+	assert.Equal(t, flush.fullPushes, flush.reasons["rebuild"], "full pushes for another reason")
+	assert.LessOrEqual(t, flush.mostPulls, len(onFlushed), "a Sync read whole shards of another master")
+	assert.Less(t, flush.mostFullSent, int64(2*len(onFlushed)+1)*shardBytes, "a Sync pushed more than the master's shards")
+
 	again, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes))
 	require.NoError(t, err)
 	found, err := again.MightContainMany(ctx, nil, put)
 	require.NoError(t, err)
 	for j, ok := range found {
 		require.True(t, ok, "Redis lacks %q", put[j])
+	}
+	snap, err := again.Snapshot(ctx)
+	require.NoError(t, err)
+	want, err := snap.MarshalBinary()
+	require.NoError(t, err)
+	for i, h := range hs {
+		got, err := h.Copy().MarshalBinary()
+		require.NoError(t, err)
+		lacks := map[int]int{}
+		for b := 6; b < len(want); b++ {
+			if x := want[b] &^ got[b]; x != 0 {
+				lacks[(b-6)/int(shardBytes)]++
+			}
+		}
+		t.Logf("Hybrid %d: %+v; lacks bytes by shard %v", i, h.Stats(), lacks)
 	}
 	for i, h := range hs {
 		for j, ok := range h.MightContainMany(nil, put) {
