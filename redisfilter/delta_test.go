@@ -121,7 +121,8 @@ func TestHybridOverflow(t *testing.T) {
 // random values and syncing on its own schedule, with change logs small
 // enough to be trimmed under them; on the cluster, the master of the first
 // shard is killed midway, a second after its replica was stopped, so that
-// the replica promoted lacks a second of bits and of the log. At the end,
+// the replica promoted may lack what the sockets' buffers did not hold of
+// that second's bits and log (TestHybridFailover makes sure it does). At the end,
 // after every Hybrid has synced twice more, every local filter equals the
 // filter in Redis, which equals a local filter of every value put, byte for
 // byte.

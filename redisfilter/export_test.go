@@ -18,6 +18,18 @@ func WrapScriptError(err error) error { return testCore().wrap(context.Backgroun
 // against a server.
 var RecordedSlots = recordedSlots
 
+// MisrememberLog makes h remember other bytes before its checkpoint of
+// shard s's log than the log holds, as if the server had lost the log's end
+// and others had appended there since, as after a failover that lost
+// writes. The log must not be empty.
+func MisrememberLog[T any](h *Hybrid[T], s int) {
+	tail := []byte(h.cursors[s].tail)
+	for i := range tail {
+		tail[i] ^= 0xff
+	}
+	h.cursors[s].tail = string(tail)
+}
+
 // ForgetHistory makes h take the server of shard s for one of another
 // replication history at its next Sync, as after a failover.
 func ForgetHistory[T any](h *Hybrid[T], s int) { h.cursors[s].replid = "another" }

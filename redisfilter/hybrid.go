@@ -32,10 +32,15 @@ import (
 // 4 bytes a bit each way. It moves a whole shard only when it
 // must: a shard whose log no longer holds what this Hybrid has not read
 // (the log was trimmed, or started again, or the shard re-created) is
-// pulled whole, and after the server of a shard changed its replication
-// history (a failover, a restart, or the shard's slot moved to another
-// master), which may have lost bits, that shard of the local filter is
-// pushed whole once, so that the fleet puts back what any replica had. [Hybrid.Stats] tells what each Sync moved.
+// pulled whole, and a shard whose server lost writes that this Hybrid read
+// or pushed (a failover to a replica that lagged, a restart from an older
+// file) is pushed whole once and pulled whole, so that the fleet puts back
+// what any replica had. The Hybrid tells a loss by the log itself, which
+// is only appended to, in the same step as the bits: it keeps the log's
+// last bytes it saw, and a log that holds them where it saw them lost
+// nothing, whatever node serves it, so that a slot moved to another
+// master, or a failover that lost nothing, moves no shard whole (see
+// cursor.lost). [Hybrid.Stats] tells what each Sync moved.
 //
 // A Hybrid is safe for concurrent use by multiple goroutines; Put and
 // MightContain take no lock, and Syncs run one at a time.
@@ -59,11 +64,19 @@ type Hybrid[T any] struct {
 	lastSync   atomic.Int64 // Unix nanoseconds
 }
 
-// A cursor is where a Hybrid read a shard's change log up to.
+// A cursor is where a Hybrid read a shard's change log up to, and how it
+// tells that the log lost nothing it saw.
 type cursor struct {
 	replid string // the replication ID of the server that served it
 	epoch  string // the log's epoch; "" for no log read yet
-	pos    int64
+	pos    int64  // -1 for none in epoch: the shard is to be read whole
+	// check is the checkpoint: the latest position in epoch that the
+	// Hybrid saw the log reach, by reading it or by its own push, and
+	// tail the log's bytes just before it, at most checkBytes. A log of
+	// the epoch that still holds tail there holds everything the Hybrid
+	// read or pushed (see pull).
+	check int64
+	tail  string
 }
 
 // changeRingSize returns how many hashes of local puts a Hybrid of a filter
@@ -208,9 +221,9 @@ type SyncStats struct {
 	// Pushed is the number of values pushed as changes; FullPush is set if
 	// the whole local filter was pushed instead (after a rebuild, the
 	// shards created again, whole), and FullPushReason says why: "overflow" (more new values than the Hybrid holds between
-	// Syncs), "history" (a server's replication ID changed, a failover or a
-	// restart that may have lost bits), "rebuild" (the filter was lost and
-	// created again).
+	// Syncs), "history" (a server lost writes to a shard that the Hybrid
+	// read or pushed, as a failover or a restart may: that shard alone is
+	// pushed), "rebuild" (the filter was lost and created again).
 	Pushed         int
 	FullPush       bool
 	FullPushReason string

@@ -163,35 +163,59 @@ func readPlain(cl call) plainRead {
 }
 
 // changesPlain is changes.lua in plain commands, in two round trips: the
-// log's state first, which says where in the log the reader's position is,
-// and then the rest, with the state read again before and after. A user
-// that may not run scripts may not run INFO either: the replication ID is
-// "" (see Hybrid).
+// log's state and length first, which say where in the log the reader's
+// position and checkpoint are, and then the rest, with the state read
+// again before and after: a log of one state is only appended to, so that
+// its bytes up to the length read first stay as they were. A user that
+// may not run scripts may not run INFO either: the replication ID is ""
+// (see cursor.lost).
 func changesPlain(cl call) plainRead {
 	cfgKey, key, logKey, stateKey := cl.keys[0], cl.keys[1], cl.keys[2], cl.keys[3]
 	want, nbytes, epoch, pos, most := cl.args[0], cl.args[1].(int64), cl.args[2].(string), cl.args[3].(int64), cl.args[4].(int)
+	check, nheld, ntail := cl.args[5].(int64), int64(cl.args[6].(int)), int64(cl.args[7].(int))
+	ranged := len(cl.args) == 10
 	var state any // the state the first round trip read
-	var covered bool
+	var logEpoch string
+	var base, last, upto int64
+	var covered, held bool
+	bytes := func(from, to int64) []any {
+		return []any{"GETRANGE", logKey, from - base, to - base - 1}
+	}
 	return plainRead{
-		pre: [][]any{{"GET", stateKey}},
+		pre: [][]any{{"GET", stateKey}, {"STRLEN", logKey}},
 		build: func(pre []any) [][]any {
 			state = pre[0]
-			logEpoch, base := parseState(state)
-			covered = logEpoch == epoch && pos >= base
-			cmds := [][]any{{"GET", cfgKey}, {"STRLEN", key}, {"GET", stateKey}, {"STRLEN", logKey}}
-			if covered && most > 0 {
-				cmds = append(cmds, []any{"GETRANGE", logKey, pos - base, pos - base + int64(most) - 1})
+			logEpoch, base = parseState(state)
+			n, _ := pre[1].(int64)
+			last = base + n
+			covered = logEpoch == epoch && pos >= base && pos <= last
+			held = logEpoch == epoch && check-nheld >= base && check <= last
+			upto = last
+			if covered && !ranged {
+				upto = min(last, pos+int64(most))
 			}
-			// The bitmap after the log's end: it holds every bit logged
-			// before that end.
-			if len(cl.args) == 7 {
-				cmds = append(cmds, []any{"GETRANGE", key, cl.args[5], cl.args[6]})
+			cmds := [][]any{{"GET", cfgKey}, {"STRLEN", key}, {"GET", stateKey}}
+			// GETRANGE of an empty range answers the last byte: these
+			// are asked for only if not empty.
+			if covered && upto > pos {
+				cmds = append(cmds, bytes(pos, upto))
+			}
+			if held && nheld > 0 {
+				cmds = append(cmds, bytes(check-nheld, check))
+			}
+			if from := max(base, upto-ntail); (!held || upto > check) && upto > from {
+				cmds = append(cmds, bytes(from, upto))
+			}
+			// The bitmap after the log's length: it holds every bit
+			// logged before that end.
+			if ranged {
+				cmds = append(cmds, []any{"GETRANGE", key, cl.args[8], cl.args[9]})
 			}
 			return append(cmds, []any{"GET", cfgKey}, []any{"STRLEN", key}, []any{"GET", stateKey})
 		},
 		decode: func(res []any) (any, error) {
 			n := len(res)
-			for i, k := range map[int]string{0: cfgKey, 1: key, 2: stateKey, 3: logKey, n - 3: cfgKey, n - 2: key, n - 1: stateKey} {
+			for i, k := range map[int]string{0: cfgKey, 1: key, 2: stateKey, n - 3: cfgKey, n - 2: key, n - 1: stateKey} {
 				if err, ok := res[i].(error); ok {
 					return nil, problem{kind: wrongType, key: k, detail: err.Error()}
 				}
@@ -207,18 +231,32 @@ func changesPlain(cl call) plainRead {
 					return nil, problem{kind: wrongLength, key: key, detail: fmt.Sprintf("%d %d", l, nbytes)}
 				}
 			}
-			logEpoch, base := parseState(res[2])
-			logLen, _ := res[3].(int64)
-			last := base + logLen
-			reply := []any{"", logEpoch, base, last, nil}
-			if res[2] == state && res[n-1] == state && covered && pos <= last {
-				records := ""
-				if most > 0 {
-					records, _ = res[4].(string)
+			// A state read again that changed (the log trimmed or
+			// started again meanwhile) leaves the bytes read of no known
+			// place: no records, no checkpoint's bytes, and no tail.
+			same := res[2] == state && res[n-1] == state
+			next := 3
+			take := func(asked bool) any {
+				if !asked {
+					return ""
 				}
-				reply[4] = records
+				next++
+				b, _ := res[next-1].(string)
+				return b
 			}
-			if len(cl.args) == 7 {
+			var records, heldBytes, tail any
+			if r := take(covered && upto > pos); covered && same {
+				records = r
+			}
+			if b := take(held && nheld > 0); held && same {
+				heldBytes = b
+			}
+			tail = take((!held || upto > check) && upto > max(base, upto-ntail))
+			if !same {
+				tail = ""
+			}
+			reply := []any{"", logEpoch, base, last, records, heldBytes, tail}
+			if ranged {
 				reply = append(reply, res[n-4])
 			}
 			return reply, nil

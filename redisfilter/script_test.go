@@ -256,14 +256,16 @@ func TestScriptPush(t *testing.T) {
 	keys := func(k scriptKeys) []string { return []string{k.cfg, k.bitmap, k.log, k.state} }
 	t.Run("sets", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
-		res, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(0, 9, 63, 9, 10), 4096)
+		res, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(0, 9, 63, 9, 10), 4096, 4)
 		require.NoError(t, err)
-		assert.EqualValues(t, 2, res, "bits 0 and 63 were set, and 9 is named twice")
+		epoch, _, _ := strings.Cut(rdb.Get(ctx, k.state).Val(), " ")
+		assert.Equal(t, []any{int64(2), epoch, int64(8), offsets(10)}, res,
+			"bits 0 and 63 were set, and 9 is named twice; the log's end, and its last 4 bytes")
 		assert.Equal(t, "\x80\x60\x00\x00\x00\x00\x00\x01", rdb.Get(ctx, k.bitmap).Val())
 		assert.Equal(t, offsets(9, 10), rdb.Get(ctx, k.log).Val(), "the log has the bits changed")
-		res, err = eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(10), 4096)
+		res, err = eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(10), 4096, 16)
 		require.NoError(t, err)
-		assert.EqualValues(t, 0, res, "a push that changes nothing")
+		assert.Equal(t, []any{int64(0), epoch, int64(8), offsets(9, 10)}, res, "a push that changes nothing: the log as it is")
 		assert.Equal(t, offsets(9, 10), rdb.Get(ctx, k.log).Val(), "logs nothing")
 	})
 	t.Run("in groups", func(t *testing.T) {
@@ -273,9 +275,9 @@ func TestScriptPush(t *testing.T) {
 		for i := range uint32(600) {
 			offs = append(offs, (i*389)%1024)
 		}
-		res, err := eval(t, rdb, "push", keys(k), scriptConfig, 128, offsets(offs...), 1<<20)
+		res, err := eval(t, rdb, "push", keys(k), scriptConfig, 128, offsets(offs...), 1<<20, 16)
 		require.NoError(t, err)
-		assert.EqualValues(t, 600, res)
+		assert.EqualValues(t, 600, res.([]any)[0])
 		for _, o := range offs {
 			require.EqualValues(t, 1, rdb.GetBit(ctx, k.bitmap, int64(o)).Val(), "bit %d", o)
 		}
@@ -284,7 +286,7 @@ func TestScriptPush(t *testing.T) {
 	})
 	t.Run("past the end", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
-		_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1, 64), 4096)
+		_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1, 64), 4096, 16)
 		require.ErrorContains(t, err, "past the end")
 		assert.Equal(t, bits, rdb.Get(ctx, k.bitmap).Val(), "nothing is set")
 		assert.Zero(t, rdb.Exists(ctx, k.log, k.state).Val(), "nothing is logged")
@@ -294,7 +296,7 @@ func TestScriptPush(t *testing.T) {
 			k := shardOf(t, rdb, bits)
 			require.NoError(t, b.apply(ctx, rdb, k))
 			before := rdb.Dump(ctx, k.bitmap).Val()
-			_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1), 4096)
+			_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1), 4096, 16)
 			assertFails(t, err, b.sentinel, "push")
 			assert.Equal(t, before, rdb.Dump(ctx, k.bitmap).Val(), "the bitmap is unchanged")
 			assert.Zero(t, rdb.Exists(ctx, k.log, k.state).Val(), "nothing is logged")
@@ -431,7 +433,8 @@ func offsets(offs ...uint32) string {
 
 // TestScriptLog checks the change log: what unguard.lua appends after a
 // Put that the guard let through, its trimming, and what changes.lua reads
-// of it, from positions the log holds and from positions it does not.
+// of it, from positions the log holds and from positions it does not, at
+// a reader's checkpoint, and before the end of the read.
 func TestScriptLog(t *testing.T) {
 	rdb := sharedClient(t)
 	ctx := testContext(t)
@@ -441,41 +444,56 @@ func TestScriptLog(t *testing.T) {
 		_, err := eval(t, rdb, "unguard", k.unguard(), offsets(offs...), cap)
 		require.NoError(t, err)
 	}
-	changes := func(epoch string, pos, most int) []any {
+	keys := []string{k.cfg, k.bitmap, k.log, k.state}
+	// changes reads from pos, with a checkpoint at check of nheld bytes, and
+	// the 8 bytes before the end of the read, and the bitmap's first 2
+	// bytes if ranged.
+	read := func(ranged bool, epoch string, pos, most, check, nheld int) []any {
 		t.Helper()
-		keys := []string{k.cfg, k.bitmap, k.log, k.state}
-		res, err := eval(t, rdb, "changes", keys, scriptConfig, 8, epoch, pos, most)
+		args := []any{scriptConfig, 8, epoch, pos, most, check, nheld, 8}
+		plainArgs := []any{scriptConfig, int64(8), epoch, int64(pos), most, int64(check), nheld, 8}
+		if ranged {
+			args, plainArgs = append(args, 0, 1), append(plainArgs, int64(0), int64(1))
+		}
+		res, err := eval(t, rdb, "changes", keys, args...)
 		require.NoError(t, err)
-		require.Len(t, res, 5)
+		require.Len(t, res, 7+len(args)/10)
 		// The same read in plain commands, for a user that may not run
 		// scripts, answers alike, but for the replication ID, which
 		// needs INFO.
-		plain, err := redisfilter.Plain(ctx, rdb, "changes", keys, scriptConfig, int64(8), epoch, int64(pos), most)
+		plain, err := redisfilter.Plain(ctx, rdb, "changes", keys, plainArgs...)
 		require.NoError(t, err)
-		assert.Equal(t, res.([]any)[1:], plain.([]any)[1:], "plain changes(%q, %d, %d)", epoch, pos, most)
+		assert.Equal(t, res.([]any)[1:], plain.([]any)[1:], "plain changes(%q, %d, %d, %d, %d)", epoch, pos, most, check, nheld)
 		return res.([]any)
+	}
+	changes := func(epoch string, pos, most, check, nheld int) []any {
+		t.Helper()
+		return read(false, epoch, pos, most, check, nheld)
 	}
 	unguard(4096, 1, 2, 3)
 	unguard(4096, 4)
-	res := changes("", 0, 1000)
+	res := changes("", 0, 1000, 0, 0)
 	epoch := res[1].(string)
 	assert.Regexp(t, `^\d+$`, epoch, "the first append starts the log")
 	info := rdb.Info(ctx, "replication").Val()
 	assert.Contains(t, info, "master_replid:"+res[0].(string))
-	assert.Equal(t, []any{int64(0), int64(16), nil}, res[2:], "another epoch: not covered")
-	assert.Equal(t, []any{epoch, int64(0), int64(16), offsets(1, 2, 3, 4)}, changes(epoch, 0, 1000)[1:])
-	assert.Equal(t, []any{epoch, int64(0), int64(16), offsets(2, 3)}, changes(epoch, 4, 8)[1:], "at most 8 bytes")
-	assert.Equal(t, "", changes(epoch, 16, 1000)[4], "nothing new")
-	assert.Nil(t, changes(epoch, 20, 1000)[4], "past the end: the server lost the log's end")
+	assert.Equal(t, []any{int64(0), int64(16), nil, nil, offsets(3, 4)}, res[2:], "another epoch: neither covered nor held; the tail at the log's end")
+	assert.Equal(t, []any{epoch, int64(0), int64(16), offsets(1, 2, 3, 4), "", offsets(3, 4)}, changes(epoch, 0, 1000, 0, 0)[1:])
+	assert.Equal(t, []any{epoch, int64(0), int64(16), offsets(2, 3), offsets(1), offsets(2, 3)}, changes(epoch, 4, 8, 4, 4)[1:], "at most 8 bytes")
+	assert.Equal(t, []any{"", offsets(3, 4), ""}, changes(epoch, 16, 1000, 16, 8)[4:], "nothing new: held, and no tail")
+	assert.Equal(t, []any{"", offsets(2, 3), offsets(3, 4)}, changes(epoch, 16, 1000, 12, 8)[4:], "read past the checkpoint: a tail")
+	assert.Equal(t, []any{nil, nil, offsets(3, 4)}, changes(epoch, 20, 1000, 20, 8)[4:], "past the end: the server lost the log's end")
+	assert.Equal(t, []any{nil, nil, offsets(3, 4), "\x00\x00"}, read(true, "", 0, 0, 0, 0)[4:], "a range of the bitmap, with the tail at the log's end")
 
 	// A log of at most 32 bytes keeps 16 when it would hold more.
 	unguard(32, 5, 6, 7, 8, 9)
-	res = changes(epoch, 0, 1000)
-	assert.Equal(t, []any{epoch, int64(20), int64(36), nil}, res[1:], "trimmed: not covered")
-	assert.Equal(t, offsets(6, 7, 8, 9), changes(epoch, 20, 1000)[4])
-	assert.Equal(t, offsets(8, 9), changes(epoch, 28, 1000)[4])
+	res = changes(epoch, 0, 1000, 16, 8)
+	assert.Equal(t, []any{epoch, int64(20), int64(36), nil, nil, offsets(8, 9)}, res[1:], "trimmed past the position and the checkpoint")
+	assert.Equal(t, []any{offsets(6, 7, 8, 9), offsets(6), offsets(8, 9)}, changes(epoch, 20, 1000, 24, 4)[4:])
+	assert.Equal(t, []any{offsets(8, 9), offsets(6, 7), offsets(8, 9)}, changes(epoch, 28, 1000, 28, 8)[4:])
+	assert.Equal(t, []any{offsets(8, 9), nil, offsets(8, 9)}, changes(epoch, 28, 1000, 28, 12)[4:], "trimmed into the checkpoint's bytes")
 
 	require.NoError(t, rdb.Set(ctx, k.cfg, strings.Replace(scriptConfig, "bits=64", "bits=128", 1), 0).Err())
-	_, err := eval(t, rdb, "changes", []string{k.cfg, k.bitmap, k.log, k.state}, scriptConfig, 8, epoch, 20, 1000)
+	_, err := eval(t, rdb, "changes", keys, scriptConfig, 8, epoch, 20, 1000, 20, 8, 8)
 	assertFails(t, err, redisfilter.ErrMismatch, "changes of another filter")
 }

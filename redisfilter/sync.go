@@ -14,6 +14,16 @@ import (
 // returns: 262,144 bits, about 1 ms of the server.
 const logReadBytes = 1 << 20
 
+// checkBytes is how many of a log's bytes a cursor keeps before its
+// checkpoint: 4 records. A log that lost its end and was appended to since
+// holds other records there, unless those appended after the loss repeat,
+// at the same positions, the 4 last the Hybrid saw. Records are offsets of
+// bits drawn by a hash among the shard's, so that a chance repeat is one
+// in the shard's bits to the 4th power; records repeated because the same
+// values were put again set those bits again, and the loss before them
+// goes unseen only if it too was written again, at the same positions.
+const checkBytes = 16
+
 // Sync pushes the values put locally since the last Sync to Redis and pulls
 // the bits set in Redis since the last Sync into the local filter (see
 // [Hybrid] for what it moves). If Redis refuses the push for want of memory
@@ -89,7 +99,8 @@ func (h *Hybrid[T]) sync(ctx context.Context, st *SyncStats) error {
 // local filter if the ring of their hashes overflowed or pushAll is set,
 // by this Sync or by one before that failed to push it. After a rebuild,
 // which created again only the shards lost, it pushes those shards whole
-// and the values put since the last push as changes.
+// and the values put since the last push as changes. Each push takes a
+// checkpoint of the log it appended to.
 func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 	var overflowed bool
 	h.pending, overflowed = h.changes.drain(h.pending)
@@ -105,6 +116,9 @@ func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 			return err
 		}
 		h.pushAll, h.pushShards = "", nil
+		if err := h.markPushed(ctx, only); err != nil {
+			return err
+		}
 		if only == nil {
 			h.pending = h.pending[:0]
 			return err
@@ -114,10 +128,11 @@ func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 	if len(h.pending) == 0 {
 		return unconfirmed
 	}
-	err := h.remote.c.pushHashes(ctx, h.pending)
+	err := h.remote.c.pushHashes(ctx, h.pending, h.saw)
 	if err == nil || errors.Is(err, ErrNotReplicated) {
 		// The bits are set, if not confirmed; a failover that loses
-		// them changes the server's history, and the Hybrid pushes all.
+		// them loses the log's end past the checkpoint that the push
+		// took, and the Hybrid pushes the shard whole.
 		st.Pushed = len(h.pending)
 		h.pending = h.pending[:0]
 	}
@@ -137,7 +152,10 @@ func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 // BITFIELD's here (BenchmarkHybridSync), while push.lua builds the
 // BITFIELDs on the server. Both check a shard with lib.lua's check_config
 // and check_bitmap, in the step that sets its bits.
-func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64) error {
+//
+// It passes saw the log's end after each call's append, for the pusher's
+// checkpoint.
+func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64, saw func(*shard, logMark)) error {
 	var idx []int64
 	var bits []bit
 	var calls []call
@@ -155,17 +173,87 @@ func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64) error {
 		calls = calls[:0]
 		for from, to := 0, 0; from < len(bits); from = to {
 			to = commandEnd(bits, from, maxBitsPerCommand)
-			s := &c.shards[bits[from].shard]
-			keys := []string{s.cfgKey, s.key, s.logKey, s.logState}
-			calls = append(calls, call{s, keys, []any{c.cfg, s.nbytes(), logRecords(bits[from:to]), c.logBytes}})
+			calls = append(calls, c.pushCall(&c.shards[bits[from].shard], logRecords(bits[from:to])))
 		}
-		for _, rep := range c.runScript(ctx, pushScript, write, calls) {
+		for i, rep := range c.runScript(ctx, pushScript, write, calls) {
 			if err := unconfirmed.keep(rep.err); err != nil {
 				return c.wrap(ctx, "sync", err)
 			}
+			m, err := parsePush(rep.val)
+			if err != nil {
+				return c.wrap(ctx, "sync", err)
+			}
+			saw(calls[i].shard, m)
 		}
 	}
 	return c.wrap(ctx, "sync", unconfirmed.err)
+}
+
+// pushCall returns the call of push.lua that sets the bits of records in
+// shard s.
+func (c *core[T]) pushCall(s *shard, records []byte) call {
+	return call{s, []string{s.cfgKey, s.key, s.logKey, s.logState}, []any{c.cfg, s.nbytes(), records, c.logBytes, checkBytes}}
+}
+
+// A logMark is a place in a shard's change log that push.lua answers: the
+// log's epoch, the position of its end, and its bytes before the end.
+type logMark struct {
+	epoch string
+	pos   int64
+	tail  string
+}
+
+func parsePush(v any) (logMark, error) {
+	res, ok := v.([]any)
+	if !ok || len(res) != 4 {
+		return logMark{}, fmt.Errorf("push.lua answered %v", v)
+	}
+	var m logMark
+	m.epoch, _ = res[1].(string)
+	m.pos, _ = res[2].(int64)
+	m.tail, _ = res[3].(string)
+	return m, nil
+}
+
+// saw takes m, the log of shard s as a push of this Hybrid left it, for
+// the shard's checkpoint if it is the latest. A push into another epoch
+// than the cursor's (the log was started again since the Hybrid read it)
+// makes the checkpoint that of the new epoch, and the shard to be read
+// whole: a failover that lost the push and the log's new start would
+// otherwise leave a log of the cursor's epoch that holds its checkpoint.
+func (h *Hybrid[T]) saw(sh *shard, m logMark) {
+	cur := &h.cursors[sh.first/h.remote.c.shardBits]
+	switch {
+	case m.epoch != cur.epoch:
+		*cur = cursor{replid: cur.replid, epoch: m.epoch, pos: -1, check: m.pos, tail: m.tail}
+	case m.pos >= cur.check:
+		cur.check, cur.tail = m.pos, m.tail
+	}
+}
+
+// markPushed takes a checkpoint of the log of each shard that a push
+// merged whole, only (all if nil), with push.lua and no bits: merge.lua
+// answers none, and a failover that lost the merge must be told by the
+// log's end as the merge left it.
+func (h *Hybrid[T]) markPushed(ctx context.Context, only []bool) error {
+	c := &h.remote.c
+	var calls []call
+	for i := range c.shards {
+		if only == nil || only[i] {
+			calls = append(calls, c.pushCall(&c.shards[i], nil))
+		}
+	}
+	for i, rep := range c.runScript(ctx, pushScript, write, calls) {
+		if rep.err != nil && !errors.Is(rep.err, ErrNotReplicated) {
+			return c.wrap(ctx, "sync", rep.err)
+		}
+		m, err := parsePush(rep.val)
+		if err != nil {
+			return c.wrap(ctx, "sync", err)
+		}
+		h.saw(calls[i].shard, m)
+	}
+	return nil
 }
 
 // rebuild opens the shared filter again as it is now, re-creating the
@@ -217,11 +305,13 @@ func (h *Hybrid[T]) pushWhole(reason string, only []bool) {
 
 // pull reads every shard's change log from where this Hybrid read it up to,
 // and sets the bits it holds in the local filter; it reads whole each
-// shard whose log no longer holds that position. A replica may lag its
-// master, or be of another history while it resyncs: an answer of a
-// replica that does not hold the position, or whose history is not the
-// cursor's, is asked again of the master, whose answer stands, so that a
-// replica behind a cursor read elsewhere costs no shard read whole.
+// shard whose log no longer holds that position, and pushes whole, and
+// reads whole, each shard whose server lost what the Hybrid saw of its
+// log (see lost). A replica may lag its master, or be of another history
+// while it resyncs: an answer of a replica that does not hold the
+// position, or that lost what the Hybrid saw, is asked again of the
+// master, whose answer stands, so that a replica behind a cursor read
+// elsewhere costs no shard read whole.
 func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 	c := &h.remote.c
 	todo := make([]int, len(c.shards))
@@ -241,7 +331,7 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 				continue
 			}
 			log, err := parseLog(rep.val)
-			if cur := h.cursors[todo[i]]; err != nil || log.records == nil || cur.replid != "" && log.replid != cur.replid {
+			if err != nil || log.records == nil || h.cursors[todo[i]].lost(log) {
 				again, at = append(again, calls[i]), append(at, i)
 			}
 		}
@@ -261,14 +351,18 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 				return c.wrap(ctx, "sync", err)
 			}
 			cur := &h.cursors[s]
-			if cur.replid != "" && log.replid != cur.replid {
-				// The server may have lost bits of this shard, and only
-				// of this one: put back what this replica has of it.
+			if cur.lost(log) {
+				// The server lost bits of this shard, and only of this
+				// one: put back what this replica has of it, and forget
+				// what it saw of a log that is no more.
 				only := make([]bool, len(c.shards))
 				only[s] = true
 				h.pushWhole("history", only)
+				*cur = cursor{}
+				whole = append(whole, s)
+				continue
 			}
-			if log.records == nil || cur.replid != "" && log.replid != cur.replid {
+			if log.records == nil {
 				whole = append(whole, s)
 				continue
 			}
@@ -279,6 +373,9 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 			st.PulledBits += int64(len(log.records) / 4)
 			cur.replid = log.replid
 			cur.pos += int64(len(log.records))
+			if cur.pos > cur.check || log.held == nil {
+				cur.check, cur.tail = cur.pos, log.tail
+			}
 			if len(log.records) == logReadBytes {
 				more = append(more, s)
 			}
@@ -294,12 +391,33 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 	return nil
 }
 
+// lost reports whether the server that answered log lost writes to the
+// shard that this Hybrid read or pushed: whether the log, of the cursor's
+// epoch, ends before the checkpoint, or holds other bytes before it. A log
+// is only appended to within an epoch, in the same step as the bits, and a
+// slot moved or a failover or restart that lost nothing keeps it whole, so
+// that a Hybrid tells them from a loss whatever node answers. A log that
+// no longer holds the checkpoint, trimmed past it or started again, tells
+// nothing: then a server of another replication ID than the cursor's (a
+// failover, a restart, or a slot moved) may have lost bits. A user denied
+// INFO has no replication ID to go by.
+func (cur *cursor) lost(log logRead) bool {
+	switch {
+	case log.held != nil:
+		return *log.held != cur.tail
+	case log.epoch == cur.epoch && cur.check > log.end:
+		return true
+	}
+	return cur.replid != "" && log.replid != cur.replid
+}
+
 // pullShards reads shards whole into the local filter, and sets each one's
 // cursor where its log ended. Each chunk is read with changes.lua, with
 // the log's end on the node that answers in the same step, so that the
 // chunk holds every bit the log recorded before that end; the shard's
 // cursor is the least end of its chunks, so that what any chunk may lack
-// is read from the log later. The chunks of a shard may come from nodes
+// is read from the log later, and its checkpoint that end, or the
+// cursor's if later in the same epoch (a push's). The chunks of a shard may come from nodes
 // that lag differently (go-redis picks a node for each), but they must be
 // of one history and one log: a shard whose chunks are not is read again
 // from its master, where a log started again while it was read (a Merge of
@@ -340,7 +458,7 @@ func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, atte
 				return c.wrap(ctx, "sync", err)
 			}
 			s := index[ch.shard]
-			end := cursor{replid: log.replid, epoch: log.epoch, pos: log.end}
+			end := cursor{replid: log.replid, epoch: log.epoch, pos: log.end, check: log.end, tail: log.tail}
 			prev, ok := ends[s]
 			switch {
 			case !ok || prev.replid == end.replid && prev.epoch == end.epoch && end.pos < prev.pos:
@@ -352,9 +470,15 @@ func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, atte
 	}
 	var again []int
 	for s, end := range ends {
-		if mixed[s] {
+		switch old := h.cursors[s]; {
+		case mixed[s]:
 			again = append(again, s)
-		} else {
+		case old.epoch == end.epoch && old.check > end.check:
+			// A replica behind this Hybrid's last push: the push's
+			// checkpoint stands.
+			end.check, end.tail = old.check, old.tail
+			h.cursors[s] = end
+		default:
 			h.cursors[s] = end
 		}
 	}
@@ -369,9 +493,10 @@ func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, atte
 }
 
 // changesCall returns the call of changes.lua that reads at most most bytes
-// of shard s's log from cur on, and the bytes of ch if it is not nil.
+// of shard s's log from cur on, and the log at cur's checkpoint, and the
+// bytes of ch if it is not nil.
 func (c *core[T]) changesCall(s *shard, cur cursor, most int, ch *chunk) call {
-	args := []any{c.cfg, s.nbytes(), cur.epoch, cur.pos, most}
+	args := []any{c.cfg, s.nbytes(), cur.epoch, cur.pos, most, cur.check, len(cur.tail), checkBytes}
 	if ch != nil {
 		args = append(args, ch.from, ch.to-1)
 	}
@@ -382,13 +507,15 @@ func (c *core[T]) changesCall(s *shard, cur cursor, most int, ch *chunk) call {
 type logRead struct {
 	replid, epoch string
 	base, end     int64
-	records       []byte // nil if the log does not hold the position read from
-	bitmap        string // the range of the bitmap asked for
+	records       []byte  // nil if the log does not hold the position read from
+	held          *string // the log's bytes before the checkpoint; nil if it does not hold them
+	tail          string  // its bytes before the end of the read
+	bitmap        string  // the range of the bitmap asked for
 }
 
 func parseLog(v any) (logRead, error) {
 	res, ok := v.([]any)
-	if !ok || len(res) != 5 && len(res) != 6 {
+	if !ok || len(res) != 7 && len(res) != 8 {
 		return logRead{}, fmt.Errorf("changes.lua answered %v", v)
 	}
 	var l logRead
@@ -399,8 +526,12 @@ func parseLog(v any) (logRead, error) {
 	if s, ok := res[4].(string); ok {
 		l.records = []byte(s)
 	}
-	if len(res) == 6 {
-		l.bitmap, _ = res[5].(string)
+	if s, ok := res[5].(string); ok {
+		l.held = &s
+	}
+	l.tail, _ = res[6].(string)
+	if len(res) == 8 {
+		l.bitmap, _ = res[7].(string)
 	}
 	return l, nil
 }

@@ -15,9 +15,13 @@
 -- ARGV[2]  the bitmap's length in bytes
 -- ARGV[3]  the bits to set, as log records
 -- ARGV[4]  the most bytes the log holds
--- Returns  the number of bits it changed
+-- ARGV[5]  how many of the log's bytes before its end to return
+-- Returns  {the number of bits it changed, the log's epoch, the position
+--          of its end, and its bytes before the end}: the pusher's
+--          checkpoint (see changes.lua), which a failover that loses this
+--          push loses, even if no reader read it back
 local config_key, bitmap_key, log_key, state_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local config, nbytes, records, cap = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local config, nbytes, records, cap, ntail = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 
 local err = check_config(config_key, config)
 if err then return err end
@@ -49,4 +53,7 @@ for first = 1, #offsets, group do
   end
 end
 append_log(log_key, state_key, table.concat(changed), cap)
-return #changed
+local state = redis.call('GET', state_key) or ' 0'
+local epoch, base = string.match(state, '^(%d*) (%d+)$')
+local len = redis.call('STRLEN', log_key)
+return {#changed, epoch, tonumber(base) + len, redis.call('GETRANGE', log_key, math.max(0, len - ntail), -1)}

@@ -1,0 +1,284 @@
+package redisfilter_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/redisfilter"
+)
+
+// hybridPuts makes each of a fleet of Hybrids put 20 new values and Sync
+// every 50 ms, until finish, and keeps the values of the Syncs that
+// returned nil, and every Sync's stats by phase.
+type hybridPuts struct {
+	hs    []*redisfilter.Hybrid[string]
+	phase atomic.Int32
+	stop  chan struct{}
+	wg    sync.WaitGroup
+
+	mu    sync.Mutex
+	put   []string
+	syncs map[int32][]redisfilter.SyncStats
+}
+
+func startPuts(ctx context.Context, hs []*redisfilter.Hybrid[string], prefix string) *hybridPuts {
+	p := &hybridPuts{hs: hs, stop: make(chan struct{}), syncs: map[int32][]redisfilter.SyncStats{}}
+	for i, h := range hs {
+		p.wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(i), 93))
+			for j := 0; ; j++ {
+				select {
+				case <-p.stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				batch := make([]string, 20)
+				for b := range batch {
+					batch[b] = fmt.Sprintf("%s%d-%d-%d-%d", prefix, i, j, b, r.Uint64())
+				}
+				h.PutMany(batch)
+				sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				err := h.Sync(sctx)
+				cancel()
+				p.record(h, err == nil, batch)
+			}
+		})
+	}
+	return p
+}
+
+// record keeps the stats of h's last Sync, and batch if it succeeded.
+func (p *hybridPuts) record(h *redisfilter.Hybrid[string], ok bool, batch []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	phase := p.phase.Load()
+	p.syncs[phase] = append(p.syncs[phase], h.Stats().Last)
+	if ok {
+		p.put = append(p.put, batch...)
+	}
+}
+
+// syncAll makes every Hybrid Sync until it succeeds, for up to a minute
+// each, and records the Syncs.
+func (p *hybridPuts) syncAll(ctx context.Context, t *testing.T) {
+	t.Helper()
+	for i, h := range p.hs {
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			err := h.Sync(ctx)
+			p.record(h, false, nil)
+			if err == nil {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "Hybrid %d cannot sync: %v", i, err)
+		}
+	}
+}
+
+func (p *hybridPuts) finish() []string {
+	close(p.stop)
+	p.wg.Wait()
+	return p.put
+}
+
+// summary sums up the Syncs of phase.
+type syncSummary struct {
+	syncs, failed, fullPushes, fullPulls int
+	sent, received                       int64
+	reasons                              map[string]int
+	mostPulls                            int   // shards read whole by one Sync
+	mostFullSent                         int64 // bytes sent by a Sync that pushed whole
+}
+
+func (p *hybridPuts) summary(phase int32) syncSummary {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := syncSummary{reasons: map[string]int{}}
+	for _, st := range p.syncs[phase] {
+		s.syncs++
+		if st.Err != nil {
+			s.failed++
+		}
+		s.fullPulls += st.FullPulls
+		s.mostPulls = max(s.mostPulls, st.FullPulls)
+		s.sent += st.Sent
+		s.received += st.Received
+		if st.FullPush {
+			s.fullPushes++
+			s.reasons[st.FullPushReason]++
+			s.mostFullSent = max(s.mostFullSent, st.Sent)
+		}
+	}
+	return s
+}
+
+func (s syncSummary) String() string {
+	return fmt.Sprintf("%d Syncs (%d failed): %d full pushes %v, %d shards read whole (at most %d a Sync), %d bytes sent and %d received, %d and %d a Sync",
+		s.syncs, s.failed, s.fullPushes, s.reasons, s.fullPulls, s.mostPulls, s.sent, s.received, s.sent/int64(max(s.syncs, 1)), s.received/int64(max(s.syncs, 1)))
+}
+
+// onOther returns the first of n shards not in these.
+func onOther(these []int, n int) int {
+	for s := range n {
+		if !slices.Contains(these, s) {
+			return s
+		}
+	}
+	panic("every shard is on one master")
+}
+
+// waitMaster waits until the server of c is a master, for up to a minute.
+func waitMaster(ctx context.Context, t *testing.T, c *redis.Client) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		info, err := c.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "role:master")
+	}, time.Minute, 50*time.Millisecond, "the replica was not promoted")
+}
+
+// TestHybridFailover fails over the master of a filter's first shard while
+// 8 Hybrids put and sync, twice. First with CLUSTER FAILOVER on its
+// replica, in step, which loses no write: the promoted replica has another
+// replication ID, but the change logs the Hybrids saw, so that no Hybrid
+// pushes or reads a shard whole. Then it stops that master's replica (the
+// old master), makes the master drop it, kills the master after a second
+// of writes, and lets the cluster promote the replica, which lacks them: the Hybrids that
+// pushed or read some of it find the log of a shard of that master shorter
+// or other than they saw it, and push and read whole that shard, no other.
+// Last it flushes another master: the Hybrids rebuild its shards, and push
+// and read those whole, no other. Every value whose Sync returned nil is
+// in Redis, and in every copy.
+func TestHybridFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own and fails it over")
+	}
+	cl, rdb := faultCluster(t)
+	ctx := testContext(t)
+	hs := deltaHybrids(ctx, t, rdb, 8)
+	f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes))
+	require.NoError(t, err)
+	master, err := rdb.MasterForKey(ctx, f.Keys()[0])
+	require.NoError(t, err)
+	var onMaster []int
+	for s, key := range f.Keys() {
+		m, err := rdb.MasterForKey(ctx, key)
+		require.NoError(t, err)
+		if m.Options().Addr == master.Options().Addr {
+			onMaster = append(onMaster, s)
+		}
+	}
+	old, replica := masterAndReplica(ctx, t, cl, master)
+	oldClient, replicaClient := newClient(old.socket()), newClient(replica.socket())
+	t.Cleanup(func() { oldClient.Close(); replicaClient.Close() })
+
+	p := startPuts(ctx, hs, "failover")
+	time.Sleep(300 * time.Millisecond)
+	p.syncAll(ctx, t)
+
+	p.phase.Store(1)
+	require.NoError(t, replicaClient.ClusterFailover(ctx).Err())
+	waitMaster(ctx, t, replicaClient)
+	time.Sleep(500 * time.Millisecond)
+	rdb.ReloadState(ctx)
+	p.syncAll(ctx, t)
+	lossless := p.summary(1)
+	t.Logf("shards %v on the master; through CLUSTER FAILOVER, %v", onMaster, lossless)
+	assert.Zero(t, lossless.fullPushes, "full pushes through a failover without loss")
+	assert.Zero(t, lossless.fullPulls, "shards read whole through a failover without loss")
+
+	p.phase.Store(2)
+	require.NoError(t, old.signal(syscall.SIGSTOP))
+	// The sockets' buffers would hold the master's stream for the stopped
+	// replica to read when it resumes: a small limit of the master's
+	// buffer for its replica makes it drop the replica once they are
+	// full, and what the Hybrids push after that reaches no replica.
+	require.NoError(t, replicaClient.ConfigSet(ctx, "client-output-buffer-limit", "replica 64kb 64kb 0").Err())
+	r := rand.New(rand.NewPCG(94, 95))
+	require.Eventually(t, func() bool {
+		_ = f.PutMany(ctx, randomStrings(r, 2000))
+		info, err := replicaClient.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "connected_slaves:0")
+	}, 30*time.Second, 10*time.Millisecond, "the master kept its stopped replica")
+	time.Sleep(time.Second)
+	replica.halt(syscall.SIGKILL)
+	require.NoError(t, old.signal(syscall.SIGCONT))
+	waitMaster(ctx, t, oldClient)
+	time.Sleep(500 * time.Millisecond)
+	rdb.ReloadState(ctx)
+	for range 3 {
+		p.syncAll(ctx, t)
+	}
+	lossy := p.summary(2)
+	t.Logf("through a failover that lost a second of writes, %v", lossy)
+	assert.Positive(t, lossy.fullPushes, "no Hybrid pushed whole what the server lost")
+	assert.Equal(t, lossy.fullPushes, lossy.reasons["history"], "full pushes for another reason")
+	assert.LessOrEqual(t, lossy.mostPulls, len(onMaster), "a Sync read whole shards of another master")
+	// Each shard of 64 KiB sent twice if the server did not know merge.lua.
+	assert.Less(t, lossy.mostFullSent, int64(2*len(onMaster)+1)*shardBytes, "a Sync pushed more than the master's shards")
+
+	// A FLUSHALL of another master: the Hybrids rebuild its shards, and
+	// push and read whole those only.
+	p.phase.Store(3)
+	flushed, err := rdb.MasterForKey(ctx, f.Keys()[onOther(onMaster, len(f.Keys()))])
+	require.NoError(t, err)
+	var onFlushed []int
+	for s, key := range f.Keys() {
+		m, err := rdb.MasterForKey(ctx, key)
+		require.NoError(t, err)
+		if m.Options().Addr == flushed.Options().Addr {
+			onFlushed = append(onFlushed, s)
+		}
+	}
+	require.NoError(t, flushed.FlushAll(ctx).Err())
+	time.Sleep(time.Second)
+	put := p.finish()
+	for range 3 {
+		p.syncAll(ctx, t)
+	}
+	flush := p.summary(3)
+	t.Logf("shards %v on the master flushed; through FLUSHALL, %v", onFlushed, flush)
+	assert.Positive(t, flush.fullPushes, "no Hybrid rebuilt the shards flushed")
+	assert.Equal(t, flush.fullPushes, flush.reasons["rebuild"], "full pushes for another reason")
+	assert.LessOrEqual(t, flush.mostPulls, len(onFlushed), "a Sync read whole shards of another master")
+	assert.Less(t, flush.mostFullSent, int64(2*len(onFlushed)+1)*shardBytes, "a Sync pushed more than the master's shards")
+
+	again, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes))
+	require.NoError(t, err)
+	found, err := again.MightContainMany(ctx, nil, put)
+	require.NoError(t, err)
+	for j, ok := range found {
+		require.True(t, ok, "Redis lacks %q", put[j])
+	}
+	snap, err := again.Snapshot(ctx)
+	require.NoError(t, err)
+	want, err := snap.MarshalBinary()
+	require.NoError(t, err)
+	for i, h := range hs {
+		got, err := h.Copy().MarshalBinary()
+		require.NoError(t, err)
+		lacks := map[int]int{}
+		for b := 6; b < len(want); b++ {
+			if x := want[b] &^ got[b]; x != 0 {
+				lacks[(b-6)/int(shardBytes)]++
+			}
+		}
+		t.Logf("Hybrid %d: %+v; lacks bytes by shard %v", i, h.Stats(), lacks)
+	}
+	for i, h := range hs {
+		for j, ok := range h.MightContainMany(nil, put) {
+			require.True(t, ok, "Hybrid %d lacks %q", i, put[j])
+		}
+	}
+}
