@@ -131,12 +131,36 @@ func sourceServer(b *testing.B) string {
 	})
 }
 
+// goSplice relays each connection it accepts to server with io.Copy both
+// ways between the two *net.TCPConn, which splices through Go's own pipes
+// (internal/poll): how goproxy's tunnels move their bytes, in this process.
+// It returns its address.
+func goSplice(b *testing.B, server string) string {
+	return serveConns(b, func(c net.Conn) {
+		d, err := net.Dial("tcp", server)
+		if err != nil {
+			return
+		}
+		defer d.Close()
+		done := make(chan struct{})
+		go func() {
+			_, _ = io.Copy(c, d)
+			_ = c.(*net.TCPConn).CloseWrite()
+			close(done)
+		}()
+		_, _ = io.Copy(d, c)
+		_ = d.(*net.TCPConn).CloseWrite()
+		<-done
+	})
+}
+
 // BenchmarkThroughput sends 1 MiB per operation over one connection, up
-// (client to server) or down, through the proxy or directly.
+// (client to server) or down, through the proxy, directly, or through
+// goSplice, a relay that splices as Go's io.Copy does.
 func BenchmarkThroughput(b *testing.B) {
 	block := make([]byte, 1<<20)
 	for _, dir := range []string{"up", "down"} {
-		for _, via := range []string{"direct", "proxy"} {
+		for _, via := range []string{"direct", "gosplice", "proxy"} {
 			b.Run("dir="+dir+"/via="+via, func(b *testing.B) {
 				var p *proxyUnderTest
 				if via == "proxy" {
@@ -145,6 +169,9 @@ func BenchmarkThroughput(b *testing.B) {
 				server := sinkServer(b)
 				if dir == "down" {
 					server = sourceServer(b)
+				}
+				if via == "gosplice" {
+					server = goSplice(b, server)
 				}
 				c, br := tunnelOrDirect(b, p, server)
 				defer c.Close()
