@@ -11,13 +11,14 @@ import (
 // A spliceCopier moves bytes from one TCP connection to another inside the
 // kernel, through a pipe (splice(2)): no byte is copied into the process.
 // The pipe is held only while bytes move, not while the tunnel waits: wait
-// asks the kernel how many bytes are queued, and move splices that many,
-// so that a splice never waits for more.
+// takes a pipe and splices into it without blocking, and gives the pipe
+// back before it waits for src to be readable; move passes on what the
+// pipe holds, then goes on splicing while src has bytes, as Go's io.Copy
+// between *net.TCPConn does, and gives the pipe back once src has none.
 //
-// The pipes are the proxy's own rather than those io.Copy between
-// *net.TCPConn splices through, so that they can be made larger: a pipe of
-// pipeSize moves what a loopback socket queues in one pair of splices,
-// where Go's, of 64 KiB, takes many.
+// The pipes are the proxy's own rather than those io.Copy splices
+// through, so that an idle tunnel holds none; they are made as large as
+// Go's, so that one pair of splices moves what a loopback socket queues.
 type spliceCopier struct {
 	dst, src       *net.TCPConn
 	srcRaw, dstRaw syscall.RawConn
@@ -27,9 +28,9 @@ type spliceCopier struct {
 	callback func(fd uintptr) bool
 	op       func(c *spliceCopier, fd uintptr) bool
 
-	queued int   // bytes in src's receive queue, by the last check
-	p      *pipe // while move runs
+	p      *pipe // from wait's splice to the end of move
 	inPipe int   // bytes in p
+	queued int   // without a pipe: bytes in src's receive queue, by wait
 	moved  int64 // by this move, to dst
 	err    error // the callbacks' system call errors
 	peek   [1]byte
@@ -53,46 +54,84 @@ func newSpliceCopier(dst, src *net.TCPConn) copier {
 func (c *spliceCopier) do(fd uintptr) bool { return c.op(c, fd) }
 
 func (c *spliceCopier) wait() error {
-	c.err, c.op = nil, (*spliceCopier).checkQueued
+	c.err, c.op = nil, (*spliceCopier).fill
 	if err := c.srcRaw.Read(c.callback); err != nil {
 		return err // the read deadline, or a closed connection
 	}
 	return c.err
 }
 
-// checkQueued notes what queued says, and whether to wait for more.
-func (c *spliceCopier) checkQueued(fd uintptr) bool {
-	c.queued, c.err = queued(fd, c.peek[:])
-	return c.err != syscall.EAGAIN // else wait until readable
+// fill splices what src has into a pipe, and keeps the pipe if that was a
+// byte or more; else it gives the pipe back, and waits until src is
+// readable when it had none. Without a pipe, it notes what queued says.
+func (c *spliceCopier) fill(fd uintptr) bool {
+	p, err := getPipe()
+	if err != nil {
+		// Out of descriptors, which the budget should prevent: move
+		// copies the queued bytes through a buffer instead.
+		c.queued, c.err = queued(fd, c.peek[:])
+		return c.err != syscall.EAGAIN
+	}
+	n, err := splice(fd, p.w, pipeSize)
+	switch {
+	case err == syscall.EAGAIN:
+		putPipe(p)
+		return false
+	case err == nil && n == 0:
+		err = io.EOF
+	}
+	if err != nil {
+		putPipe(p)
+		c.err = err
+		return true
+	}
+	c.p, c.inPipe = p, n
+	return true
 }
 
 func (c *spliceCopier) move() (int64, error) {
-	p, err := getPipe()
-	if err != nil {
-		// Out of descriptors, which the budget should prevent: the
-		// queued bytes go through a buffer instead.
+	if c.p == nil {
 		return c.copyQueued()
 	}
-	c.p, c.inPipe, c.moved, c.err = p, 0, 0, nil
-	for c.queued > 0 && err == nil {
-		c.op = (*spliceCopier).drainQueued
+	c.moved = 0
+	var err error
+	for {
+		c.op, c.err = (*spliceCopier).pumpPipe, nil
+		if err = c.dstRaw.Write(c.callback); err == nil {
+			err = c.err
+		}
+		if err != nil || c.moved >= moveMax {
+			break
+		}
+		// src may have more already: splice it without waiting, and
+		// end the move when it has none, or at its end, which the
+		// next wait sees again.
+		c.op, c.err = (*spliceCopier).drain, nil
 		if err = c.srcRaw.Read(c.callback); err == nil {
 			err = c.err
 		}
-		if err == nil && c.inPipe > 0 {
-			c.op = (*spliceCopier).pumpPipe
-			if err = c.dstRaw.Write(c.callback); err == nil {
-				err = c.err
-			}
+		if err != nil || c.inPipe == 0 {
+			break
 		}
 	}
 	if c.inPipe > 0 {
-		p.close() // bytes that will not be passed on
+		c.p.close() // bytes that will not be passed on
 	} else {
-		putPipe(p)
+		putPipe(c.p)
 	}
-	c.p = nil
+	c.p, c.inPipe = nil, 0
 	return c.moved, err
+}
+
+// drain splices what src has into the pipe, which is empty, without
+// waiting for more.
+func (c *spliceCopier) drain(fd uintptr) bool {
+	n, err := splice(fd, c.p.w, pipeSize)
+	if err != nil && err != syscall.EAGAIN {
+		c.err = err
+	}
+	c.inPipe = n
+	return true
 }
 
 // copyQueued copies the queued bytes through a pooled buffer.
@@ -112,37 +151,15 @@ func (c *spliceCopier) copyQueued() (int64, error) {
 	return moved, nil
 }
 
-// drainQueued splices what src's queue held, up to the pipe's size, into
-// the pipe, which is empty.
-func (c *spliceCopier) drainQueued(fd uintptr) bool {
-	for {
-		n, err := syscall.Splice(int(fd), nil, c.p.w, nil, min(c.queued, pipeSize), spliceMove|spliceNonblock)
-		switch err {
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			return false
-		}
-		if n == 0 && err == nil {
-			err = io.ErrUnexpectedEOF // the queue had the bytes
-		}
-		c.inPipe, c.queued, c.err = int(n), c.queued-int(n), err
-		return true
-	}
-}
-
 // pumpPipe splices the pipe's bytes into dst, waiting while dst's send
 // buffer is full.
 func (c *spliceCopier) pumpPipe(fd uintptr) bool {
 	for c.inPipe > 0 {
-		n, err := syscall.Splice(c.p.r, nil, int(fd), nil, c.inPipe, spliceMove|spliceNonblock)
-		if n > 0 {
-			c.inPipe -= int(n)
-			c.moved += int64(n)
-		}
+		n, err := splice(c.p.r, int(fd), c.inPipe)
+		c.inPipe -= n
+		c.moved += int64(n)
 		switch err {
 		case nil:
-		case syscall.EINTR:
 		case syscall.EAGAIN:
 			return false
 		default:
@@ -151,6 +168,17 @@ func (c *spliceCopier) pumpPipe(fd uintptr) bool {
 		}
 	}
 	return true
+}
+
+// splice moves up to n bytes from in to out without waiting, and retries
+// when a signal interrupts it.
+func splice[In int | uintptr, Out int | uintptr](in In, out Out, n int) (int, error) {
+	for {
+		m, err := syscall.Splice(int(in), nil, int(out), nil, n, spliceMove|spliceNonblock)
+		if err != syscall.EINTR {
+			return max(int(m), 0), err
+		}
+	}
 }
 
 // queued returns how many bytes wait in socket fd's receive queue; io.EOF
@@ -179,9 +207,13 @@ const (
 	spliceMove     = 0x1 // SPLICE_F_MOVE
 	spliceNonblock = 0x2 // SPLICE_F_NONBLOCK
 	// pipeSize is what the pipes are made to hold, as much as a loopback
-	// socket's queue holds at once; where the system does not allow it,
-	// they keep the default, 64 KiB.
+	// socket's queue holds at once, and Go's own; where the system does
+	// not allow it, they keep the default, 64 KiB.
 	pipeSize = 1 << 20
+	// moveMax ends a move that src keeps feeding, so that half counts
+	// the bytes and notes the tunnel's progress, which the other
+	// direction's idle check reads.
+	moveMax = 16 << 20
 )
 
 // A pipe is a pipe's read and write ends, nonblocking.
