@@ -11,10 +11,11 @@ import (
 // A spliceCopier moves bytes from one TCP connection to another inside the
 // kernel, through a pipe (splice(2)): no byte is copied into the process.
 // The pipe is held only while bytes move, not while the tunnel waits: wait
-// takes a pipe and splices into it without blocking, and gives the pipe
-// back before it waits for src to be readable; move passes on what the
-// pipe holds, then goes on splicing while src has bytes, as Go's io.Copy
-// between *net.TCPConn does, and gives the pipe back once src has none.
+// splices what src has into a pipe without blocking, as Go's io.Copy
+// between *net.TCPConn does, and gives the pipe back before it waits for
+// src to be readable, when src had nothing; move passes the pipe's bytes
+// on, and keeps the pipe for the next wait, which most often finds more
+// while bytes flow, and gives it back otherwise.
 //
 // The pipes are the proxy's own rather than those io.Copy splices
 // through, so that an idle tunnel holds none; they are made as large as
@@ -28,7 +29,7 @@ type spliceCopier struct {
 	callback func(fd uintptr) bool
 	op       func(c *spliceCopier, fd uintptr) bool
 
-	p      *pipe // from wait's splice to the end of move
+	p      *pipe // from a wait that spliced bytes to the next that finds none
 	inPipe int   // bytes in p
 	queued int   // without a pipe: bytes in src's receive queue, by wait
 	moved  int64 // by this move, to dst
@@ -55,37 +56,40 @@ func (c *spliceCopier) do(fd uintptr) bool { return c.op(c, fd) }
 
 func (c *spliceCopier) wait() error {
 	c.err, c.op = nil, (*spliceCopier).fill
-	if err := c.srcRaw.Read(c.callback); err != nil {
-		return err // the read deadline, or a closed connection
+	err := c.srcRaw.Read(c.callback)
+	if err == nil {
+		err = c.err
 	}
-	return c.err
+	if err != nil {
+		c.release() // the read deadline, src's end, or an error
+	}
+	return err
 }
 
-// fill splices what src has into a pipe, and keeps the pipe if that was a
-// byte or more; else it gives the pipe back, and waits until src is
-// readable when it had none. Without a pipe, it notes what queued says.
+// fill splices what src has into the pipe, taking one if it holds none,
+// and keeps it if that was a byte or more; else it gives the pipe back,
+// and waits until src is readable when it had none. Without a pipe, it
+// notes what queued says.
 func (c *spliceCopier) fill(fd uintptr) bool {
-	p, err := getPipe()
-	if err != nil {
-		// Out of descriptors, which the budget should prevent: move
-		// copies the queued bytes through a buffer instead.
-		c.queued, c.err = queued(fd, c.peek[:])
-		return c.err != syscall.EAGAIN
+	if c.p == nil {
+		p, err := getPipe()
+		if err != nil {
+			// Out of descriptors, which the budget should prevent:
+			// move copies the queued bytes through a buffer.
+			c.queued, c.err = queued(fd, c.peek[:])
+			return c.err != syscall.EAGAIN
+		}
+		c.p = p
 	}
-	n, err := splice(fd, p.w, pipeSize)
+	n, err := splice(fd, c.p.w, pipeSize)
 	switch {
 	case err == syscall.EAGAIN:
-		putPipe(p)
+		c.release()
 		return false
 	case err == nil && n == 0:
 		err = io.EOF
 	}
-	if err != nil {
-		putPipe(p)
-		c.err = err
-		return true
-	}
-	c.p, c.inPipe = p, n
+	c.inPipe, c.err = n, err
 	return true
 }
 
@@ -93,45 +97,28 @@ func (c *spliceCopier) move() (int64, error) {
 	if c.p == nil {
 		return c.copyQueued()
 	}
-	c.moved = 0
-	var err error
-	for {
-		c.op, c.err = (*spliceCopier).pumpPipe, nil
-		if err = c.dstRaw.Write(c.callback); err == nil {
-			err = c.err
-		}
-		if err != nil || c.moved >= moveMax {
-			break
-		}
-		// src may have more already: splice it without waiting, and
-		// end the move when it has none, or at its end, which the
-		// next wait sees again.
-		c.op, c.err = (*spliceCopier).drain, nil
-		if err = c.srcRaw.Read(c.callback); err == nil {
-			err = c.err
-		}
-		if err != nil || c.inPipe == 0 {
-			break
-		}
+	c.op, c.err, c.moved = (*spliceCopier).pumpPipe, nil, 0
+	err := c.dstRaw.Write(c.callback)
+	if err == nil {
+		err = c.err
 	}
-	if c.inPipe > 0 {
-		c.p.close() // bytes that will not be passed on
-	} else {
-		putPipe(c.p)
+	if err != nil {
+		c.release()
 	}
-	c.p, c.inPipe = nil, 0
 	return c.moved, err
 }
 
-// drain splices what src has into the pipe, which is empty, without
-// waiting for more.
-func (c *spliceCopier) drain(fd uintptr) bool {
-	n, err := splice(fd, c.p.w, pipeSize)
-	if err != nil && err != syscall.EAGAIN {
-		c.err = err
+// release gives the pipe back for other tunnels, or closes it if it holds
+// bytes that will not be passed on.
+func (c *spliceCopier) release() {
+	switch {
+	case c.p == nil:
+	case c.inPipe > 0:
+		c.p.close()
+	default:
+		putPipe(c.p)
 	}
-	c.inPipe = n
-	return true
+	c.p, c.inPipe = nil, 0
 }
 
 // copyQueued copies the queued bytes through a pooled buffer.
@@ -210,10 +197,6 @@ const (
 	// socket's queue holds at once, and Go's own; where the system does
 	// not allow it, they keep the default, 64 KiB.
 	pipeSize = 1 << 20
-	// moveMax ends a move that src keeps feeding, so that half counts
-	// the bytes and notes the tunnel's progress, which the other
-	// direction's idle check reads.
-	moveMax = 16 << 20
 )
 
 // A pipe is a pipe's read and write ends, nonblocking.
