@@ -37,18 +37,26 @@ type spliceCopier struct {
 	peek   [1]byte
 }
 
-func newSpliceCopier(dst, src *net.TCPConn) copier {
-	if dst == nil || src == nil {
-		return nil
+// newSpliceCopiers returns the spliceCopiers of a tunnel between a and b,
+// from a to b and from b to a, made in one allocation and sharing the
+// connections' RawConns, which BenchmarkTunnel's allocations count.
+func newSpliceCopiers(a, b *net.TCPConn) (ab, ba copier) {
+	if a == nil || b == nil {
+		return nil, nil
 	}
-	srcRaw, err1 := src.SyscallConn()
-	dstRaw, err2 := dst.SyscallConn()
+	aRaw, err1 := a.SyscallConn()
+	bRaw, err2 := b.SyscallConn()
 	if err1 != nil || err2 != nil {
-		return nil
+		return nil, nil
 	}
-	c := &spliceCopier{dst: dst, src: src, srcRaw: srcRaw, dstRaw: dstRaw}
-	c.callback = c.do
-	return c
+	cs := &[2]spliceCopier{
+		{dst: b, src: a, srcRaw: aRaw, dstRaw: bRaw},
+		{dst: a, src: b, srcRaw: bRaw, dstRaw: aRaw},
+	}
+	for i := range cs {
+		cs[i].callback = cs[i].do
+	}
+	return &cs[0], &cs[1]
 }
 
 // do calls c.op, for raw.Read and raw.Write.
