@@ -11,13 +11,15 @@ import (
 // A spliceCopier moves bytes from one TCP connection to another inside the
 // kernel, through a pipe (splice(2)): no byte is copied into the process.
 // The pipe is held only while bytes move, not while the tunnel waits: wait
-// asks the kernel how many bytes are queued, and move splices that many,
-// so that a splice never waits for more.
+// splices what src has into a pipe without blocking, as Go's io.Copy
+// between *net.TCPConn does, and gives the pipe back before it waits for
+// src to be readable, when src had nothing; move passes the pipe's bytes
+// on, and keeps the pipe for the next wait, which most often finds more
+// while bytes flow, and gives it back otherwise.
 //
-// The pipes are the proxy's own rather than those io.Copy between
-// *net.TCPConn splices through, so that they can be made larger: a pipe of
-// pipeSize moves what a loopback socket queues in one pair of splices,
-// where Go's, of 64 KiB, takes many.
+// The pipes are the proxy's own rather than those io.Copy splices
+// through, so that an idle tunnel holds none; they are made as large as
+// Go's, so that one pair of splices moves what a loopback socket queues.
 type spliceCopier struct {
 	dst, src       *net.TCPConn
 	srcRaw, dstRaw syscall.RawConn
@@ -27,72 +29,104 @@ type spliceCopier struct {
 	callback func(fd uintptr) bool
 	op       func(c *spliceCopier, fd uintptr) bool
 
-	queued int   // bytes in src's receive queue, by the last check
-	p      *pipe // while move runs
+	p      *pipe // from a wait that spliced bytes to the next that finds none
 	inPipe int   // bytes in p
+	queued int   // without a pipe: bytes in src's receive queue, by wait
 	moved  int64 // by this move, to dst
 	err    error // the callbacks' system call errors
 	peek   [1]byte
 }
 
-func newSpliceCopier(dst, src *net.TCPConn) copier {
-	if dst == nil || src == nil {
-		return nil
+// newSpliceCopiers returns the spliceCopiers of a tunnel between a and b,
+// from a to b and from b to a, made in one allocation and sharing the
+// connections' RawConns, which BenchmarkTunnel's allocations count.
+func newSpliceCopiers(a, b *net.TCPConn) (ab, ba copier) {
+	if a == nil || b == nil {
+		return nil, nil
 	}
-	srcRaw, err1 := src.SyscallConn()
-	dstRaw, err2 := dst.SyscallConn()
+	aRaw, err1 := a.SyscallConn()
+	bRaw, err2 := b.SyscallConn()
 	if err1 != nil || err2 != nil {
-		return nil
+		return nil, nil
 	}
-	c := &spliceCopier{dst: dst, src: src, srcRaw: srcRaw, dstRaw: dstRaw}
-	c.callback = c.do
-	return c
+	cs := &[2]spliceCopier{
+		{dst: b, src: a, srcRaw: aRaw, dstRaw: bRaw},
+		{dst: a, src: b, srcRaw: bRaw, dstRaw: aRaw},
+	}
+	for i := range cs {
+		cs[i].callback = cs[i].do
+	}
+	return &cs[0], &cs[1]
 }
 
 // do calls c.op, for raw.Read and raw.Write.
 func (c *spliceCopier) do(fd uintptr) bool { return c.op(c, fd) }
 
 func (c *spliceCopier) wait() error {
-	c.err, c.op = nil, (*spliceCopier).checkQueued
-	if err := c.srcRaw.Read(c.callback); err != nil {
-		return err // the read deadline, or a closed connection
+	c.err, c.op = nil, (*spliceCopier).fill
+	err := c.srcRaw.Read(c.callback)
+	if err == nil {
+		err = c.err
 	}
-	return c.err
+	if err != nil {
+		c.release() // the read deadline, src's end, or an error
+	}
+	return err
 }
 
-// checkQueued notes what queued says, and whether to wait for more.
-func (c *spliceCopier) checkQueued(fd uintptr) bool {
-	c.queued, c.err = queued(fd, c.peek[:])
-	return c.err != syscall.EAGAIN // else wait until readable
+// fill splices what src has into the pipe, taking one if it holds none,
+// and keeps it if that was a byte or more; else it gives the pipe back,
+// and waits until src is readable when it had none. Without a pipe, it
+// notes what queued says.
+func (c *spliceCopier) fill(fd uintptr) bool {
+	if c.p == nil {
+		p, err := getPipe()
+		if err != nil {
+			// Out of descriptors, which the budget should prevent:
+			// move copies the queued bytes through a buffer.
+			c.queued, c.err = queued(fd, c.peek[:])
+			return c.err != syscall.EAGAIN
+		}
+		c.p = p
+	}
+	n, err := splice(fd, c.p.w, pipeSize)
+	switch {
+	case err == syscall.EAGAIN:
+		c.release()
+		return false
+	case err == nil && n == 0:
+		err = io.EOF
+	}
+	c.inPipe, c.err = n, err
+	return true
 }
 
 func (c *spliceCopier) move() (int64, error) {
-	p, err := getPipe()
-	if err != nil {
-		// Out of descriptors, which the budget should prevent: the
-		// queued bytes go through a buffer instead.
+	if c.p == nil {
 		return c.copyQueued()
 	}
-	c.p, c.inPipe, c.moved, c.err = p, 0, 0, nil
-	for c.queued > 0 && err == nil {
-		c.op = (*spliceCopier).drainQueued
-		if err = c.srcRaw.Read(c.callback); err == nil {
-			err = c.err
-		}
-		if err == nil && c.inPipe > 0 {
-			c.op = (*spliceCopier).pumpPipe
-			if err = c.dstRaw.Write(c.callback); err == nil {
-				err = c.err
-			}
-		}
+	c.op, c.err, c.moved = (*spliceCopier).pumpPipe, nil, 0
+	err := c.dstRaw.Write(c.callback)
+	if err == nil {
+		err = c.err
 	}
-	if c.inPipe > 0 {
-		p.close() // bytes that will not be passed on
-	} else {
-		putPipe(p)
+	if err != nil {
+		c.release()
 	}
-	c.p = nil
 	return c.moved, err
+}
+
+// release gives the pipe back for other tunnels, or closes it if it holds
+// bytes that will not be passed on.
+func (c *spliceCopier) release() {
+	switch {
+	case c.p == nil:
+	case c.inPipe > 0:
+		c.p.close()
+	default:
+		putPipe(c.p)
+	}
+	c.p, c.inPipe = nil, 0
 }
 
 // copyQueued copies the queued bytes through a pooled buffer.
@@ -112,37 +146,15 @@ func (c *spliceCopier) copyQueued() (int64, error) {
 	return moved, nil
 }
 
-// drainQueued splices what src's queue held, up to the pipe's size, into
-// the pipe, which is empty.
-func (c *spliceCopier) drainQueued(fd uintptr) bool {
-	for {
-		n, err := syscall.Splice(int(fd), nil, c.p.w, nil, min(c.queued, pipeSize), spliceMove|spliceNonblock)
-		switch err {
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			return false
-		}
-		if n == 0 && err == nil {
-			err = io.ErrUnexpectedEOF // the queue had the bytes
-		}
-		c.inPipe, c.queued, c.err = int(n), c.queued-int(n), err
-		return true
-	}
-}
-
 // pumpPipe splices the pipe's bytes into dst, waiting while dst's send
 // buffer is full.
 func (c *spliceCopier) pumpPipe(fd uintptr) bool {
 	for c.inPipe > 0 {
-		n, err := syscall.Splice(c.p.r, nil, int(fd), nil, c.inPipe, spliceMove|spliceNonblock)
-		if n > 0 {
-			c.inPipe -= int(n)
-			c.moved += int64(n)
-		}
+		n, err := splice(c.p.r, int(fd), c.inPipe)
+		c.inPipe -= n
+		c.moved += int64(n)
 		switch err {
 		case nil:
-		case syscall.EINTR:
 		case syscall.EAGAIN:
 			return false
 		default:
@@ -151,6 +163,17 @@ func (c *spliceCopier) pumpPipe(fd uintptr) bool {
 		}
 	}
 	return true
+}
+
+// splice moves up to n bytes from in to out without waiting, and retries
+// when a signal interrupts it.
+func splice[In int | uintptr, Out int | uintptr](in In, out Out, n int) (int, error) {
+	for {
+		m, err := syscall.Splice(int(in), nil, int(out), nil, n, spliceMove|spliceNonblock)
+		if err != syscall.EINTR {
+			return max(int(m), 0), err
+		}
+	}
 }
 
 // queued returns how many bytes wait in socket fd's receive queue; io.EOF
@@ -179,8 +202,8 @@ const (
 	spliceMove     = 0x1 // SPLICE_F_MOVE
 	spliceNonblock = 0x2 // SPLICE_F_NONBLOCK
 	// pipeSize is what the pipes are made to hold, as much as a loopback
-	// socket's queue holds at once; where the system does not allow it,
-	// they keep the default, 64 KiB.
+	// socket's queue holds at once, and Go's own; where the system does
+	// not allow it, they keep the default, 64 KiB.
 	pipeSize = 1 << 20
 )
 

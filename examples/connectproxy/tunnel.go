@@ -81,15 +81,16 @@ func (ts *tunnels) run(src net.Conn, early []byte, dst net.Conn, idle time.Durat
 		return
 	}
 	t := &tunnel{idle: idle, conns: [2]net.Conn{src, dst}, start: time.Now()}
+	up, down := newCopiers(src, dst)
 	t.up.Add(1)
-	go t.upHalf(dst, src, early, &ts.bytesUp)
-	t.half(src, dst, &ts.bytesDown)
+	go t.upHalf(up, dst, src, early, &ts.bytesUp)
+	t.half(down, src, dst, &ts.bytesDown)
 	t.up.Wait()
 }
 
 // upHalf passes on early, then copies from the client up to the
 // destination.
-func (t *tunnel) upHalf(dst, src net.Conn, early []byte, count *atomic.Int64) {
+func (t *tunnel) upHalf(c copier, dst, src net.Conn, early []byte, count *atomic.Int64) {
 	defer t.up.Done()
 	if len(early) > 0 {
 		_ = dst.SetWriteDeadline(time.Now().Add(t.idle))
@@ -100,7 +101,7 @@ func (t *tunnel) upHalf(dst, src net.Conn, early []byte, count *atomic.Int64) {
 			return
 		}
 	}
-	t.half(dst, src, count)
+	t.half(c, dst, src, count)
 }
 
 // A tunnel is one open tunnel's two connections, the client's first, and
@@ -126,7 +127,7 @@ func (t *tunnel) close() {
 	}
 }
 
-// half copies src to dst, counting bytes, until src's end, which it passes
+// half copies src to dst with c, counting bytes, until src's end, which it passes
 // on to dst, letting the other direction finish; on an error, or once the
 // tunnel is idle, it ends the tunnel, so that the other direction does not
 // wait for a peer that is gone.
@@ -135,8 +136,7 @@ func (t *tunnel) close() {
 // would be idle, and when it passes, the time of the other direction's
 // last byte says whether it is. dst's write deadline bounds a write that
 // the receiver takes nothing of for idle.
-func (t *tunnel) half(dst, src net.Conn, count *atomic.Int64) {
-	c := newCopier(dst, src)
+func (t *tunnel) half(c copier, dst, src net.Conn, count *atomic.Int64) {
 	readBy := t.idleUntil()
 	_ = src.SetReadDeadline(readBy)
 	var writeBy time.Time
@@ -187,14 +187,15 @@ type copier interface {
 	move() (int64, error)
 }
 
-// newCopier returns a copier that splices between the TCP connections under
-// dst and src where it can (spliceCopier), and one that reads into pooled
-// buffers otherwise.
-func newCopier(dst, src net.Conn) copier {
-	if c := newSpliceCopier(tcpConn(dst), tcpConn(src)); c != nil {
-		return c
+// newCopiers returns the copiers of a tunnel between a and b, from a to b
+// and from b to a: copiers that splice between the TCP connections under a
+// and b where they can (spliceCopier), and that read into pooled buffers
+// otherwise.
+func newCopiers(a, b net.Conn) (ab, ba copier) {
+	if ab, ba = newSpliceCopiers(tcpConn(a), tcpConn(b)); ab != nil {
+		return ab, ba
 	}
-	return &bufferCopier{dst: dst, src: src}
+	return &bufferCopier{dst: b, src: a}, &bufferCopier{dst: a, src: b}
 }
 
 // tcpConn returns the *net.TCPConn under c, or nil.
