@@ -256,17 +256,42 @@ func TestScriptPush(t *testing.T) {
 	keys := func(k scriptKeys) []string { return []string{k.cfg, k.bitmap, k.log, k.state} }
 	t.Run("sets", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
-		res, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(0, 9, 63, 9, 10), 4096, 4)
+		res, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(0, 9, 63, 9, 10), 4096, 4, "", 0, 0)
 		require.NoError(t, err)
 		epoch, _, _ := strings.Cut(rdb.Get(ctx, k.state).Val(), " ")
-		assert.Equal(t, []any{int64(2), epoch, int64(8), offsets(10)}, res,
-			"bits 0 and 63 were set, and 9 is named twice; the log's end, and its last 4 bytes")
+		assert.Equal(t, []any{int64(2), epoch, int64(8), offsets(10), ""}, res,
+			"bits 0 and 63 were set, and 9 is named twice; the log's end, and its last 4 bytes; the empty log held the pusher's empty checkpoint")
 		assert.Equal(t, "\x80\x60\x00\x00\x00\x00\x00\x01", rdb.Get(ctx, k.bitmap).Val())
 		assert.Equal(t, offsets(9, 10), rdb.Get(ctx, k.log).Val(), "the log has the bits changed")
-		res, err = eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(10), 4096, 16)
+		res, err = eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(10), 4096, 16, epoch, 8, 4)
 		require.NoError(t, err)
-		assert.Equal(t, []any{int64(0), epoch, int64(8), offsets(9, 10)}, res, "a push that changes nothing: the log as it is")
+		assert.Equal(t, []any{int64(0), epoch, int64(8), offsets(9, 10), offsets(10)}, res, "a push that changes nothing: the log as it is, and its bytes before the checkpoint")
 		assert.Equal(t, offsets(9, 10), rdb.Get(ctx, k.log).Val(), "logs nothing")
+	})
+	t.Run("checkpoint", func(t *testing.T) {
+		// The bytes before the pusher's checkpoint as the log held them
+		// before the push appended; none if the log does not hold the
+		// checkpoint: shorter than it, of another epoch, or trimmed past.
+		k := shardOf(t, rdb, bits)
+		_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1, 2), 4096, 4, "", 0, 0)
+		require.NoError(t, err)
+		epoch, _, _ := strings.Cut(rdb.Get(ctx, k.state).Val(), " ")
+		for _, c := range []struct {
+			name         string
+			epoch        string
+			check, nheld int
+			held         any
+		}{
+			{"held", epoch, 8, 8, offsets(1, 2)},
+			{"held, a part", epoch, 4, 4, offsets(1)},
+			{"past the end", epoch, 12, 4, nil},
+			{"another epoch", epoch + "1", 8, 4, nil},
+			{"before the first record", epoch, 4, 8, nil},
+		} {
+			res, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, "", 4096, 4, c.epoch, c.check, c.nheld)
+			require.NoError(t, err)
+			assert.Equal(t, []any{int64(0), epoch, int64(8), offsets(2), c.held}, res, c.name)
+		}
 	})
 	t.Run("in groups", func(t *testing.T) {
 		// More bits than one BITFIELD of the script sets.
@@ -275,7 +300,7 @@ func TestScriptPush(t *testing.T) {
 		for i := range uint32(600) {
 			offs = append(offs, (i*389)%1024)
 		}
-		res, err := eval(t, rdb, "push", keys(k), scriptConfig, 128, offsets(offs...), 1<<20, 16)
+		res, err := eval(t, rdb, "push", keys(k), scriptConfig, 128, offsets(offs...), 1<<20, 16, "", 0, 0)
 		require.NoError(t, err)
 		assert.EqualValues(t, 600, res.([]any)[0])
 		for _, o := range offs {
@@ -286,7 +311,7 @@ func TestScriptPush(t *testing.T) {
 	})
 	t.Run("past the end", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
-		_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1, 64), 4096, 16)
+		_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1, 64), 4096, 16, "", 0, 0)
 		require.ErrorContains(t, err, "past the end")
 		assert.Equal(t, bits, rdb.Get(ctx, k.bitmap).Val(), "nothing is set")
 		assert.Zero(t, rdb.Exists(ctx, k.log, k.state).Val(), "nothing is logged")
@@ -296,7 +321,7 @@ func TestScriptPush(t *testing.T) {
 			k := shardOf(t, rdb, bits)
 			require.NoError(t, b.apply(ctx, rdb, k))
 			before := rdb.Dump(ctx, k.bitmap).Val()
-			_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1), 4096, 16)
+			_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1), 4096, 16, "", 0, 0)
 			assertFails(t, err, b.sentinel, "push")
 			assert.Equal(t, before, rdb.Dump(ctx, k.bitmap).Val(), "the bitmap is unchanged")
 			assert.Zero(t, rdb.Exists(ctx, k.log, k.state).Val(), "nothing is logged")

@@ -128,7 +128,7 @@ func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 	if len(h.pending) == 0 {
 		return unconfirmed
 	}
-	err := h.remote.c.pushHashes(ctx, h.pending, h.saw)
+	err := h.remote.c.pushHashes(ctx, h.pending, h.cursors, h.saw)
 	if err == nil || errors.Is(err, ErrNotReplicated) {
 		// The bits are set, if not confirmed; a failover that loses
 		// them loses the log's end past the checkpoint that the push
@@ -153,12 +153,15 @@ func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 // BITFIELDs on the server. Both check a shard with lib.lua's check_config
 // and check_bitmap, in the step that sets its bits.
 //
-// It passes saw the log's end after each call's append, for the pusher's
+// Each call carries the pusher's cursor of its shard, from cursors, which
+// push.lua checks the log against before it appends, and it passes saw the
+// cursor it carried and what push.lua answered, for the pusher's
 // checkpoint.
-func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64, saw func(*shard, logMark)) error {
+func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64, cursors []cursor, saw func(*shard, cursor, logMark)) error {
 	var idx []int64
 	var bits []bit
 	var calls []call
+	var carried []cursor // the cursor each call carries
 	var unconfirmed unconfirmed
 	perTrip := max(1, maxBitsPerTrip/c.k)
 	for ; len(hs) > 0; hs = hs[min(len(hs), perTrip):] {
@@ -170,10 +173,12 @@ func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64, saw func(*shar
 		slices.SortFunc(bits, func(x, y bit) int {
 			return cmp.Or(cmp.Compare(x.shard, y.shard), cmp.Compare(x.off, y.off))
 		})
-		calls = calls[:0]
+		calls, carried = calls[:0], carried[:0]
 		for from, to := 0, 0; from < len(bits); from = to {
 			to = commandEnd(bits, from, maxBitsPerCommand)
-			calls = append(calls, c.pushCall(&c.shards[bits[from].shard], logRecords(bits[from:to])))
+			s := bits[from].shard
+			calls = append(calls, c.pushCall(&c.shards[s], logRecords(bits[from:to]), cursors[s]))
+			carried = append(carried, cursors[s])
 		}
 		for i, rep := range c.runScript(ctx, pushScript, write, calls) {
 			if err := unconfirmed.keep(rep.err); err != nil {
@@ -183,49 +188,65 @@ func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64, saw func(*shar
 			if err != nil {
 				return c.wrap(ctx, "sync", err)
 			}
-			saw(calls[i].shard, m)
+			saw(calls[i].shard, carried[i], m)
 		}
 	}
 	return c.wrap(ctx, "sync", unconfirmed.err)
 }
 
 // pushCall returns the call of push.lua that sets the bits of records in
-// shard s.
-func (c *core[T]) pushCall(s *shard, records []byte) call {
-	return call{s, []string{s.cfgKey, s.key, s.logKey, s.logState}, []any{c.cfg, s.nbytes(), records, c.logBytes, checkBytes}}
+// shard s, for a pusher whose cursor of the shard is cur.
+func (c *core[T]) pushCall(s *shard, records []byte, cur cursor) call {
+	return call{s, []string{s.cfgKey, s.key, s.logKey, s.logState}, []any{c.cfg, s.nbytes(), records, c.logBytes, checkBytes, cur.epoch, cur.check, len(cur.tail)}}
 }
 
 // A logMark is a place in a shard's change log that push.lua answers: the
-// log's epoch, the position of its end, and its bytes before the end.
+// log's epoch, the position of its end, and its bytes before the end; and
+// the log's bytes before the pusher's checkpoint, as it found them before
+// it appended, if it held them.
 type logMark struct {
 	epoch string
 	pos   int64
 	tail  string
+	held  *string
 }
 
 func parsePush(v any) (logMark, error) {
 	res, ok := v.([]any)
-	if !ok || len(res) != 4 {
+	if !ok || len(res) != 5 {
 		return logMark{}, fmt.Errorf("push.lua answered %v", v)
 	}
 	var m logMark
 	m.epoch, _ = res[1].(string)
 	m.pos, _ = res[2].(int64)
 	m.tail, _ = res[3].(string)
+	if s, ok := res[4].(string); ok {
+		m.held = &s
+	}
 	return m, nil
 }
 
 // saw takes m, the log of shard s as a push of this Hybrid left it, for
-// the shard's checkpoint if it is the latest. A push into another epoch
-// than the cursor's (the log was started again since the Hybrid read it)
-// makes the checkpoint that of the new epoch, and the shard to be read
-// whole: a failover that lost the push and the log's new start would
-// otherwise leave a log of the cursor's epoch that holds its checkpoint.
-func (h *Hybrid[T]) saw(sh *shard, m logMark) {
+// the shard's checkpoint if it is the latest, given carried, the cursor
+// the push carried. A push into another epoch than the cursor's (the log
+// was started again since the Hybrid read it) makes the checkpoint that of
+// the new epoch, and the shard to be read whole: a failover that lost the
+// push and the log's new start would otherwise leave a log of the cursor's
+// epoch that holds its checkpoint.
+//
+// A push moves the checkpoint only if the log held the carried checkpoint
+// when the push appended to it: after a failover that lost writes the
+// Hybrid saw, the log of the new master grows past the checkpoint with
+// other records, and a checkpoint moved to its end would hide the loss
+// from the next pull, which would then skip the records that took the lost
+// ones' places. Otherwise the checkpoint stays for the next pull to judge
+// (see cursor.lost).
+func (h *Hybrid[T]) saw(sh *shard, carried cursor, m logMark) {
 	cur := &h.cursors[sh.first/h.remote.c.shardBits]
 	switch {
 	case m.epoch != cur.epoch:
 		*cur = cursor{replid: cur.replid, epoch: m.epoch, pos: -1, check: m.pos, tail: m.tail}
+	case m.held == nil || *m.held != carried.tail:
 	case m.pos >= cur.check:
 		cur.check, cur.tail = m.pos, m.tail
 	}
@@ -238,9 +259,11 @@ func (h *Hybrid[T]) saw(sh *shard, m logMark) {
 func (h *Hybrid[T]) markPushed(ctx context.Context, only []bool) error {
 	c := &h.remote.c
 	var calls []call
+	var carried []cursor
 	for i := range c.shards {
 		if only == nil || only[i] {
-			calls = append(calls, c.pushCall(&c.shards[i], nil))
+			calls = append(calls, c.pushCall(&c.shards[i], nil, h.cursors[i]))
+			carried = append(carried, h.cursors[i])
 		}
 	}
 	for i, rep := range c.runScript(ctx, pushScript, write, calls) {
@@ -251,7 +274,7 @@ func (h *Hybrid[T]) markPushed(ctx context.Context, only []bool) error {
 		if err != nil {
 			return c.wrap(ctx, "sync", err)
 		}
-		h.saw(calls[i].shard, m)
+		h.saw(calls[i].shard, carried[i], m)
 	}
 	return nil
 }
