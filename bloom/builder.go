@@ -1,11 +1,6 @@
 package bloom
 
-import (
-	"fmt"
-
-	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/internal/bitarray"
-)
+import "github.com/mitzbloom/mitzbloom/funnel"
 
 // A Builder fills a new [Filter] from one goroutine, with plain memory
 // writes instead of the atomic ones of Filter's Put: several times
@@ -26,17 +21,11 @@ type Builder[T any] struct {
 // New(f, expectedInsertions, fpp, opts...) makes one, or the error New
 // would return.
 func NewBuilder[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts ...Option) (*Builder[T], error) {
-	if f == nil {
-		return nil, fmt.Errorf("%w: funnel is nil", ErrInvalidArgument)
-	}
-	s, err := size(expectedInsertions, fpp, opts)
-	if err == nil {
-		err = s.fits()
-	}
+	filter, err := newSized(f, expectedInsertions, fpp, opts, true)
 	if err != nil {
 		return nil, err
 	}
-	return &Builder[T]{newFilter(f, s.cfg.Strategy, s.k, bitarray.New(s.words), true)}, nil
+	return &Builder[T]{filter}, nil
 }
 
 // Put adds v to the filter and reports whether any bit changed, as

@@ -43,17 +43,23 @@ type Filter[T any] struct {
 // 255 hash functions, the cases where Guava throws, or on a 32-bit platform
 // more than 2 GiB.
 func New[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts ...Option) (*Filter[T], error) {
+	return newSized(f, expectedInsertions, fpp, opts, false)
+}
+
+// newSized returns an empty filter sized as New sizes it, with plain
+// writes if plain is set or the options ask for them.
+func newSized[T any](f funnel.Funnel[T], n int64, p float64, opts []Option, plain bool) (*Filter[T], error) {
 	if f == nil {
 		return nil, fmt.Errorf("%w: funnel is nil", ErrInvalidArgument)
 	}
-	s, err := size(expectedInsertions, fpp, opts)
+	s, err := size(n, p, opts)
 	if err == nil {
 		err = s.fits()
 	}
 	if err != nil {
 		return nil, err
 	}
-	return newFilter(f, s.cfg.Strategy, s.k, bitarray.New(s.words), s.cfg.UnsynchronizedWrites), nil
+	return newFilter(f, s.cfg.Strategy, s.k, bitarray.New(s.words), plain || s.cfg.UnsynchronizedWrites), nil
 }
 
 func newFilter[T any](f funnel.Funnel[T], s strategy.Strategy, k int, bits *bitarray.Array, plain bool) *Filter[T] {
