@@ -21,7 +21,7 @@ var comparisons = []comparison{
 	{bench.Put, "mitzbloom", "bits-and-blooms"},
 	{bench.Put, "mitzbloom", "blobloom"},
 	{bench.Put, "mitzbloom", guava},
-	// Filters made with WithUnsynchronizedWrites write as bits-and-blooms
+	// Filters filled through a bloom.Builder write as bits-and-blooms
 	// and blobloom do: plainly, for one goroutine.
 	{bench.Put, "mitzbloom-unsync", "bits-and-blooms"},
 	{bench.Put, "mitzbloom-unsync", "blobloom"},
