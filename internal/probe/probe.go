@@ -6,6 +6,7 @@ package probe
 
 import (
 	"math"
+	mathbits "math/bits"
 
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 )
@@ -41,10 +42,53 @@ func (p Prober) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 }
 
 // put and mightContain hold both strategies' loops, so that the Prober
-// methods, a single call each, inline into the filter's. The branch on plain
-// goes the same way for every bit of a filter, so it is predicted and costs
-// next to nothing; a helper holding it would be too large to inline.
+// methods, a single call each, inline into the filter's. The branches on
+// plain and on k go the same way for every value of a filter, so they are
+// predicted and cost next to nothing; a helper holding them would be too
+// large to inline.
+//
+// An atomic OR is a locked instruction, which waits for every load before
+// it: a loop that loads a word and ORs it before loading the next takes a
+// filter's k cache misses one after another. put therefore reads all k
+// words first, as a lookup of a present value does, with no branch between
+// the loads, so that their misses overlap, and gathers the probes whose bit
+// is clear in a mask. A value already present, the common case in a filter
+// that is filling up, ends there. Otherwise a second pass computes the
+// indexes of the clear probes again (a multiply-add and a reduction each,
+// cheaper than keeping them) and sets them in words that are now in the
+// cache. Set loads the word again and reports what its atomic OR changed,
+// so a bit that another goroutine set meanwhile is not counted as changed
+// by this call. Plain writes wait for nothing and keep the loop of one
+// pass, as does a k above 64, which the mask cannot hold.
+// BenchmarkPutNew compares the two.
 func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
+	if plain || k > 64 {
+		return putEach(mitz32, plain, h1, h2, k, bits)
+	}
+	clear := uint64(0)
+	changed := false
+	if mitz32 {
+		p := NewMitz32(h1)
+		for i := range k {
+			clear |= (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1) << (uint(i) & 63)
+		}
+		for ; clear != 0; clear &= clear - 1 {
+			changed = bits.Set(bits.Reduce(p.Combined(mathbits.TrailingZeros64(clear)))) || changed
+		}
+		return changed
+	}
+	p := Mitz64{h1, h2}
+	for i := range k {
+		clear |= (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1) << (uint(i) & 63)
+	}
+	for ; clear != 0; clear &= clear - 1 {
+		changed = bits.Set(bits.Reduce(p.Combined(mathbits.TrailingZeros64(clear)))) || changed
+	}
+	return changed
+}
+
+// putEach sets the k bits one after another, each read and then written.
+func putEach(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	changed := false
 	if mitz32 {
 		p := NewMitz32(h1)
