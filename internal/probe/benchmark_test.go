@@ -275,57 +275,105 @@ func pairsOf(idx []uint64, a *bitarray.Array) bool {
 // BenchmarkPutNew times a single Put of a value whose bits are about half
 // clear, into arrays of the sizes of filters of 1e4 to 1e8 keys at p = 0.01
 // half of whose bits are set, beside MightContain of a present value on the
-// same array. After each pass over the values the array's words are put
-// back, outside the timer, so that every pass puts new values.
+// same array, and the parts of such a Put:
+//
+//   - op=Put: Prober.Put, atomic writes;
+//   - op=PutPlain: Put with plain writes (no locked instruction);
+//   - op=PutEach: the loop of one pass, each bit read and then set;
+//   - op=ClearMask: Put's first pass alone, the k loads and the mask of
+//     clear probes, nothing written;
+//   - op=PutPresent: Put of a value already present, which changes nothing;
+//   - op=MightContain: a lookup of a value present.
+//
+// The values come from a pool of 1<<16, n/20 at a time (at most 1<<14):
+// after each window the array's words are put back, outside the timer, and
+// the next window puts other values, so that the sequence of bits found
+// clear repeats only every 1<<16 Puts, too long for the branch predictor
+// to learn.
 func BenchmarkPutNew(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pool := make([]Hash, 1<<16)
+	for i := range pool {
+		pool[i] = Hash{r.Uint64(), r.Uint64()}
+	}
 	for _, n := range []int64{1e4, 3e4, 1e6, 1e7, 1e8} {
 		words := int(n*9585/1000/64) + 1
 		w := bitarray.MakeWords(words)
-		r := rand.New(rand.NewPCG(3, 4))
 		for i := range w {
 			w[i] = r.Uint64()
 		}
 		saved := append([]uint64(nil), w...)
 		a := bitarray.FromWords(w)
-		hs := make([]Hash, min(n/20, 1<<16))
-		for i := range hs {
-			hs[i] = Hash{r.Uint64(), r.Uint64()}
+		window := int(min(n/20, 1<<14))
+		puts := []struct {
+			name string
+			f    func(h Hash) bool
+		}{
+			{"Put", func(h Hash) bool { return For(false, false).Put(h.H1, h.H2, bigK, a) }},
+			{"PutPlain", func(h Hash) bool { return For(false, true).Put(h.H1, h.H2, bigK, a) }},
+			{"PutEach", func(h Hash) bool { return putEach(false, false, h.H1, h.H2, bigK, a) }},
+			{"ClearMask", func(h Hash) bool { return clearMask(h.H1, h.H2, bigK, a) != 0 }},
 		}
-		p := For(false, false)
-		b.Run(fmt.Sprintf("n=%.0e/op=Put", float64(n)), func(b *testing.B) {
-			changed := 0
-			for i := 0; i < b.N; i++ {
-				t := i % len(hs)
-				if t == 0 && i > 0 {
-					b.StopTimer()
-					copy(w, saved)
-					b.StartTimer()
+		for _, op := range puts {
+			f := op.f
+			b.Run(fmt.Sprintf("n=%.0e/op=%s", float64(n), op.name), func(b *testing.B) {
+				changed := 0
+				for i, t := 0, 0; i < b.N; i++ {
+					if i%window == 0 && i > 0 {
+						b.StopTimer()
+						copy(w, saved)
+						b.StartTimer()
+					}
+					if f(pool[t]) {
+						changed++
+					}
+					if t++; t == len(pool) {
+						t = 0
+					}
 				}
-				if p.Put(hs[t].H1, hs[t].H2, bigK, a) {
-					changed++
+				b.StopTimer()
+				copy(w, saved)
+				sinkInt = changed
+			})
+		}
+		present := []struct {
+			name string
+			f    func(h Hash) bool
+		}{
+			{"PutPresent", func(h Hash) bool { return For(false, false).Put(h.H1, h.H2, bigK, a) }},
+			{"MightContain", func(h Hash) bool { return For(false, false).MightContain(h.H1, h.H2, bigK, a) }},
+		}
+		for _, op := range present {
+			f := op.f
+			b.Run(fmt.Sprintf("n=%.0e/op=%s", float64(n), op.name), func(b *testing.B) {
+				hs := pool[:window]
+				for _, h := range hs {
+					For(false, false).Put(h.H1, h.H2, bigK, a)
 				}
-			}
-			b.StopTimer()
-			copy(w, saved)
-			sinkInt = changed
-		})
-		b.Run(fmt.Sprintf("n=%.0e/op=MightContain", float64(n)), func(b *testing.B) {
-			for _, h := range hs {
-				p.Put(h.H1, h.H2, bigK, a)
-			}
-			b.ResetTimer()
-			found := 0
-			for i := 0; i < b.N; i++ {
-				h := hs[i%len(hs)]
-				if p.MightContain(h.H1, h.H2, bigK, a) {
-					found++
+				b.ResetTimer()
+				found := 0
+				for i := 0; i < b.N; i++ {
+					if f(hs[i%len(hs)]) {
+						found++
+					}
 				}
-			}
-			b.StopTimer()
-			copy(w, saved)
-			sinkInt = found
-		})
+				b.StopTimer()
+				copy(w, saved)
+				sinkInt = found
+			})
+		}
 	}
+}
+
+// clearMask is put's first pass for MITZ_64: the mask of the probes whose
+// bit is clear, each word loaded as a lookup loads it.
+func clearMask(h1, h2 uint64, k int, bits *bitarray.Array) uint64 {
+	p := Mitz64{h1, h2}
+	clear := uint64(0)
+	for i := range k {
+		clear |= (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1) << (uint(i) & 63)
+	}
+	return clear
 }
 
 var sinkInt int
