@@ -426,3 +426,160 @@ func (p Prober) putManyRounds(hs []Hash, k int, bits *bitarray.Array) {
 		}
 	}
 }
+
+// BenchmarkBatchParts takes the batch calls on the 1e8-key array apart, per
+// value, to show where the time over the gather limit goes (the figures are
+// in bench's README, "Against the machine's limits"):
+//
+//   - parts=all: MightContainMany and PutMany, fed hashes (no hashing);
+//   - parts=no-index: the same two lanes fed each probe's bit index,
+//     computed beforehand, so that only the loads, the prefetches and the
+//     lanes' bookkeeping remain;
+//   - parts=plain-writes: PutMany with plain writes, no locked instruction;
+//   - parts=index-only: the k bit indexes of a value computed, nothing
+//     loaded;
+//   - limit=gather: a plain loop of the loads a present value needs, k a
+//     value, at indexes computed beforehand.
+//
+// The indexes computed beforehand are 4 bytes a probe (the array's bit
+// indexes fit 32 bits), for 1<<19 values of each kind, read in order. The
+// PutMany cases put new values as long as b.N is at most 1<<19: run them
+// with -benchtime 524288x.
+func BenchmarkBatchParts(b *testing.B) {
+	bigArray()
+	p := For(false, false)
+	const pool = 1 << 19
+	r := rand.New(rand.NewPCG(7, 8))
+	fresh := make([]Hash, pool)
+	for i := range fresh {
+		fresh[i] = Hash{r.Uint64(), r.Uint64()}
+	}
+	keys := map[string][]Hash{"present": big.present[:pool], "absent": big.absent[:pool]}
+	idx := map[string][]uint32{}
+	for name, hs := range keys {
+		x := make([]uint32, 0, len(hs)*bigK)
+		for _, h := range hs {
+			for j := range bigK {
+				x = append(x, uint32(big.bits.Reduce(Mitz64(h).Combined(j))))
+			}
+		}
+		idx[name] = x
+	}
+	for _, name := range []string{"present", "absent"} {
+		b.Run("op=MightContainMany/keys="+name+"/parts=all", func(b *testing.B) {
+			out := make([]bool, BatchSize)
+			batchesOf(b, len(keys[name]), func(lo, hi int) { p.MightContainMany(keys[name][lo:hi], bigK, big.bits, out) })
+		})
+		b.Run("op=MightContainMany/keys="+name+"/parts=no-index", func(b *testing.B) {
+			var ls [2]lane
+			batchesOf(b, len(keys[name]), func(lo, hi int) { runLanesIdx(p, &ls, idx[name][lo*bigK:hi*bigK], bigK, big.bits, false) })
+		})
+	}
+	// Each run of a PutMany puts values that no run before it put: the
+	// pool's hashes with the run's number mixed in, and their indexes.
+	runs := uint64(0)
+	newValues := func() ([]Hash, []uint32) {
+		runs++
+		hs := make([]Hash, pool)
+		x := make([]uint32, 0, pool*bigK)
+		for i, h := range fresh {
+			hs[i] = Hash{h.H1 ^ runs*0x9e3779b97f4a7c15, h.H2 ^ runs*0xbf58476d1ce4e5b9}
+			for j := range bigK {
+				x = append(x, uint32(big.bits.Reduce(Mitz64(hs[i]).Combined(j))))
+			}
+		}
+		return hs, x
+	}
+	b.Run("op=PutMany/keys=new/parts=all", func(b *testing.B) {
+		hs, _ := newValues()
+		batchesOf(b, pool, func(lo, hi int) { p.PutMany(hs[lo:hi], bigK, big.bits) })
+	})
+	b.Run("op=PutMany/keys=new/parts=no-index", func(b *testing.B) {
+		_, x := newValues()
+		var ls [2]lane
+		batchesOf(b, pool, func(lo, hi int) { runLanesIdx(p, &ls, x[lo*bigK:hi*bigK], bigK, big.bits, true) })
+	})
+	b.Run("op=PutMany/keys=new/parts=plain-writes", func(b *testing.B) {
+		hs, _ := newValues()
+		pp := For(false, true)
+		batchesOf(b, pool, func(lo, hi int) { pp.PutMany(hs[lo:hi], bigK, big.bits) })
+	})
+	b.Run("op=index-only", func(b *testing.B) {
+		hs := keys["present"]
+		var acc uint64
+		t := 0
+		for b.Loop() {
+			h := Mitz64(hs[t])
+			for j := range bigK {
+				acc ^= big.bits.Reduce(h.Combined(j))
+			}
+			if t++; t == len(hs) {
+				t = 0
+			}
+		}
+		runtime.KeepAlive(acc)
+	})
+	b.Run("limit=gather", func(b *testing.B) {
+		x := idx["present"]
+		var acc uint64
+		t := 0
+		for b.Loop() {
+			for _, i := range x[t : t+bigK] {
+				acc += big.bits.Word(int(i >> 6))
+			}
+			if t += bigK; t == len(x) {
+				t = 0
+			}
+		}
+		runtime.KeepAlive(acc)
+	})
+}
+
+// batchesOf calls f with b.N values' bounds [lo, hi) cycled from n, BatchSize
+// at a time, so that ns/op is per value.
+func batchesOf(b *testing.B, n int, f func(lo, hi int)) {
+	b.ResetTimer()
+	for done, t := 0, 0; done < b.N; {
+		m := min(BatchSize, b.N-done, n-t)
+		f(t, t+m)
+		done += m
+		if t += m; t == n {
+			t = 0
+		}
+	}
+}
+
+// runLanesIdx is runLanes fed each probe's bit index rather than the
+// values' hashes: idx[i*k+j] is the index of probe j of the ith value.
+func runLanesIdx(p Prober, ls *[2]lane, idx []uint32, k int, bits *bitarray.Array, put bool) {
+	n := len(idx) / k
+	half := (n + 1) / 2
+	ls[0].start(0, half)
+	ls[1].start(half, n)
+	ls[0].issueIdx(idx, k, bits)
+	ls[1].issueIdx(idx, k, bits)
+	for ls[0].busy(k) || ls[1].busy(k) {
+		for l := range ls {
+			if !ls[l].busy(k) {
+				continue
+			}
+			if put {
+				ls[l].set(p, bits)
+			} else {
+				ls[l].test(bits)
+			}
+			ls[l].issueIdx(idx, k, bits)
+		}
+	}
+}
+
+// issueIdx is issue fed the probes' bit indexes.
+func (l *lane) issueIdx(idx []uint32, k int, bits *bitarray.Array) {
+	if !l.busy(k) {
+		return
+	}
+	for t, i := range l.live[:l.n] {
+		l.idx[t] = uint64(idx[int(i)*k+l.j])
+	}
+	bits.Prefetch(l.idx[:l.n])
+}
