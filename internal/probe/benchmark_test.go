@@ -367,12 +367,13 @@ func BenchmarkPutNew(b *testing.B) {
 }
 
 // clearMask is put's first pass for MITZ_64: the mask of the probes whose
-// bit is clear, each word loaded as a lookup loads it.
+// bit is clear, probe i at bit k−1−i, each word loaded as a lookup loads
+// it.
 func clearMask(h1, h2 uint64, k int, bits *bitarray.Array) uint64 {
 	p := Mitz64{h1, h2}
 	clear := uint64(0)
 	for i := range k {
-		clear |= (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1) << (uint(i) & 63)
+		clear = clear<<1 | (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1)
 	}
 	return clear
 }

@@ -49,18 +49,21 @@ func (p Prober) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 //
 // An atomic OR is a locked instruction, which waits for every load before
 // it: a loop that loads a word and ORs it before loading the next takes a
-// filter's k cache misses one after another. put therefore reads all k
-// words first, as a lookup of a present value does, with no branch between
-// the loads, so that their misses overlap, and gathers the probes whose bit
-// is clear in a mask. A value already present, the common case in a filter
-// that is filling up, ends there. Otherwise a second pass computes the
-// indexes of the clear probes again (a multiply-add and a reduction each,
-// cheaper than keeping them) and sets them in words that are now in the
-// cache. Set loads the word again and reports what its atomic OR changed,
-// so a bit that another goroutine set meanwhile is not counted as changed
-// by this call. Plain writes wait for nothing and keep the loop of one
-// pass, as does a k above 64, which the mask cannot hold.
-// BenchmarkPutNew compares the two.
+// filter's k cache misses one after another, and its branch on each bit,
+// set or clear about as often for a new value, is mispredicted half the
+// time. put therefore reads all k words first, as a lookup of a present
+// value does, with no branch between the loads, so that their misses
+// overlap, and gathers the probes whose bit is clear in a mask, probe i at
+// bit k−1−i (shifting the mask one place a probe costs less than a shift
+// by i). A value already present, the common case in a filter that is
+// filling up, ends there. Otherwise a second pass computes the indexes of
+// the clear probes again (a multiply-add and a reduction each, cheaper
+// than keeping them) and sets them in words that are now in the cache.
+// Set loads the word again and reports what its atomic OR changed, so a
+// bit that another goroutine set meanwhile is not counted as changed by
+// this call. Plain writes wait for nothing and keep the loop of one pass,
+// as does a k above 64, which the mask cannot hold. BenchmarkPutNew times
+// both, and bench/results/choices.md has the figures.
 func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	if plain || k > 64 {
 		return putEach(mitz32, plain, h1, h2, k, bits)
@@ -70,19 +73,19 @@ func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	if mitz32 {
 		p := NewMitz32(h1)
 		for i := range k {
-			clear |= (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1) << (uint(i) & 63)
+			clear = clear<<1 | (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1)
 		}
 		for ; clear != 0; clear &= clear - 1 {
-			changed = bits.Set(bits.Reduce(p.Combined(mathbits.TrailingZeros64(clear)))) || changed
+			changed = bits.Set(bits.Reduce(p.Combined(k-1-mathbits.TrailingZeros64(clear)))) || changed
 		}
 		return changed
 	}
 	p := Mitz64{h1, h2}
 	for i := range k {
-		clear |= (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1) << (uint(i) & 63)
+		clear = clear<<1 | (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1)
 	}
 	for ; clear != 0; clear &= clear - 1 {
-		changed = bits.Set(bits.Reduce(p.Combined(mathbits.TrailingZeros64(clear)))) || changed
+		changed = bits.Set(bits.Reduce(p.Combined(k-1-mathbits.TrailingZeros64(clear)))) || changed
 	}
 	return changed
 }
