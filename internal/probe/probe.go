@@ -51,28 +51,47 @@ func (p Prober) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 // it: a loop that loads a word and ORs it before loading the next takes a
 // filter's k cache misses one after another, and its branch on each bit,
 // set or clear about as often for a new value, is mispredicted half the
-// time. put therefore reads all k words first, as a lookup of a present
-// value does, with no branch between the loads, so that their misses
-// overlap, and gathers the probes whose bit is clear in a mask, probe i at
-// bit k−1−i (shifting the mask one place a probe costs less than a shift
-// by i). A value already present, the common case in a filter that is
-// filling up, ends there. Otherwise a second pass computes the indexes of
-// the clear probes again (a multiply-add and a reduction each, cheaper
-// than keeping them) and sets them in words that are now in the cache.
-// Set loads the word again and reports what its atomic OR changed, so a
-// bit that another goroutine set meanwhile is not counted as changed by
-// this call. Plain writes wait for nothing and keep the loop of one pass,
-// as does a k above 64, which the mask cannot hold. BenchmarkPutNew times
-// both, and bench/results/choices.md has the figures.
+// time. put therefore reads the k words first, with no OR between the
+// loads, so that their misses overlap, and gathers the probes whose bit is
+// clear in a mask, probe i at bit k−1−i (shifting the mask one place a
+// probe costs less than a shift by i). Only then, if the mask is not
+// empty, a second pass computes the indexes of the clear probes again (a
+// multiply-add and a reduction each, cheaper than keeping them) and sets
+// them, in words that are now in the cache. Set loads the word again and
+// reports what its atomic OR changed, so a bit that another goroutine set
+// meanwhile is not counted as changed by this call.
+//
+// A value already present, the common case in a filter that is filling
+// up, is first looked up as mightContain does, in pairs, and ends there;
+// on an array in the caches that costs less than building the mask, and a
+// new value leaves the pairs at its first clear one and goes on from
+// there. Past the caches (the size from which the batch calls prefetch),
+// the branch that leaves the pairs waits for a miss when it is
+// mispredicted, so there the mask is built from the first probe on.
+// Plain writes wait for nothing and keep the loop of one pass, as does a k
+// above 64, which the mask cannot hold. BenchmarkPutNew times these, and
+// bench/results/choices.md has the figures.
 func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	if plain || k > 64 {
 		return putEach(mitz32, plain, h1, h2, k, bits)
 	}
+	inCache := bits.WordCount() < prefetchMinWords
 	clear := uint64(0)
 	changed := false
+	i := 0 // the probes before i are set
 	if mitz32 {
 		p := NewMitz32(h1)
-		for i := range k {
+		if inCache {
+			for ; i+1 < k; i += 2 {
+				if bits.Bit(bits.Reduce(p.Combined(i)))&bits.Bit(bits.Reduce(p.Combined(i+1))) == 0 {
+					break
+				}
+			}
+			if i+1 >= k && (i == k || bits.Get(bits.Reduce(p.Combined(i)))) {
+				return false
+			}
+		}
+		for ; i < k; i++ {
 			clear = clear<<1 | (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1)
 		}
 		for ; clear != 0; clear &= clear - 1 {
@@ -81,7 +100,17 @@ func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 		return changed
 	}
 	p := Mitz64{h1, h2}
-	for i := range k {
+	if inCache {
+		for ; i+1 < k; i += 2 {
+			if bits.Bit(bits.Reduce(p.Combined(i)))&bits.Bit(bits.Reduce(p.Combined(i+1))) == 0 {
+				break
+			}
+		}
+		if i+1 >= k && (i == k || bits.Get(bits.Reduce(p.Combined(i)))) {
+			return false
+		}
+	}
+	for ; i < k; i++ {
 		clear = clear<<1 | (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1)
 	}
 	for ; clear != 0; clear &= clear - 1 {
