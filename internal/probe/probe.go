@@ -51,45 +51,43 @@ func (p Prober) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 // it: a loop that loads a word and ORs it before loading the next takes a
 // filter's k cache misses one after another, and its branch on each bit,
 // set or clear about as often for a new value, is mispredicted half the
-// time. put therefore reads the k words first, with no OR between the
-// loads, so that their misses overlap, and gathers the probes whose bit is
-// clear in a mask, probe i at bit k−1−i (shifting the mask one place a
-// probe costs less than a shift by i). Only then, if the mask is not
-// empty, a second pass computes the indexes of the clear probes again (a
-// multiply-add and a reduction each, cheaper than keeping them) and sets
-// them, in words that are now in the cache. Set loads the word again and
-// reports what its atomic OR changed, so a bit that another goroutine set
-// meanwhile is not counted as changed by this call.
+// time. On an array in the caches (below the size from which the batch
+// calls prefetch), put therefore first looks the value up in pairs, as
+// mightContain does, so that a value already present, the common case in
+// a filter that is filling up, costs what a lookup costs; a new value
+// leaves the pairs at its first pair with a clear bit and loads the words
+// from there on with no branch between the loads, gathering the probes
+// whose bit is clear in a mask, probe i at bit k−1−i (shifting the mask
+// one place a probe costs less than a shift by i). Only then a second pass
+// computes the indexes of the clear probes again (a multiply-add and a
+// reduction each, cheaper than keeping them) and sets them, in words that
+// are in the cache by then, with one mispredicted branch, where the loop
+// of one pass had half of k. Set loads the word again and reports what its
+// atomic OR changed, so a bit that another goroutine set meanwhile is not
+// counted as changed by this call.
 //
-// A value already present, the common case in a filter that is filling
-// up, is first looked up as mightContain does, in pairs, and ends there;
-// on an array in the caches that costs less than building the mask, and a
-// new value leaves the pairs at its first clear one and goes on from
-// there. Past the caches (the size from which the batch calls prefetch),
-// the branch that leaves the pairs waits for a miss when it is
-// mispredicted, so there the mask is built from the first probe on.
-// Plain writes wait for nothing and keep the loop of one pass, as does a k
-// above 64, which the mask cannot hold. BenchmarkPutNew times these, and
+// Past the caches the loop of one pass stays: filling a new filter there,
+// the two passes took longer than one (BenchmarkPutNew in package bloom,
+// at 1e7 keys), though on an array already written they took less
+// (BenchmarkPutNew here). Plain writes wait for nothing and keep the loop
+// of one pass too, as does a k above 64, which the mask cannot hold.
 // bench/results/choices.md has the figures.
 func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
-	if plain || k > 64 {
+	if plain || k > 64 || bits.WordCount() >= prefetchMinWords {
 		return putEach(mitz32, plain, h1, h2, k, bits)
 	}
-	inCache := bits.WordCount() < prefetchMinWords
 	clear := uint64(0)
 	changed := false
 	i := 0 // the probes before i are set
 	if mitz32 {
 		p := NewMitz32(h1)
-		if inCache {
-			for ; i+1 < k; i += 2 {
-				if bits.Bit(bits.Reduce(p.Combined(i)))&bits.Bit(bits.Reduce(p.Combined(i+1))) == 0 {
-					break
-				}
+		for ; i+1 < k; i += 2 {
+			if bits.Bit(bits.Reduce(p.Combined(i)))&bits.Bit(bits.Reduce(p.Combined(i+1))) == 0 {
+				break
 			}
-			if i+1 >= k && (i == k || bits.Get(bits.Reduce(p.Combined(i)))) {
-				return false
-			}
+		}
+		if i+1 >= k && (i == k || bits.Get(bits.Reduce(p.Combined(i)))) {
+			return false
 		}
 		for ; i < k; i++ {
 			clear = clear<<1 | (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1)
@@ -100,15 +98,13 @@ func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 		return changed
 	}
 	p := Mitz64{h1, h2}
-	if inCache {
-		for ; i+1 < k; i += 2 {
-			if bits.Bit(bits.Reduce(p.Combined(i)))&bits.Bit(bits.Reduce(p.Combined(i+1))) == 0 {
-				break
-			}
+	for ; i+1 < k; i += 2 {
+		if bits.Bit(bits.Reduce(p.Combined(i)))&bits.Bit(bits.Reduce(p.Combined(i+1))) == 0 {
+			break
 		}
-		if i+1 >= k && (i == k || bits.Get(bits.Reduce(p.Combined(i)))) {
-			return false
-		}
+	}
+	if i+1 >= k && (i == k || bits.Get(bits.Reduce(p.Combined(i)))) {
+		return false
 	}
 	for ; i < k; i++ {
 		clear = clear<<1 | (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1)
