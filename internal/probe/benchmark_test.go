@@ -281,8 +281,8 @@ func pairsOf(idx []uint64, a *bitarray.Array) bool {
 //   - op=Put: Prober.Put, atomic writes;
 //   - op=PutPlain: Put with plain writes (no locked instruction);
 //   - op=PutEach: the loop of one pass, each bit read and then set;
-//   - op=ClearMask: Put's first pass alone, the k loads and the mask of
-//     clear probes, nothing written;
+//   - op=ClearMask: the k loads and the mask of clear probes that Put
+//     builds, from the first probe on, nothing written;
 //   - op=PutPresent: Put of a value already present, which changes nothing;
 //   - op=MightContain: a lookup of a value present.
 //
@@ -366,9 +366,8 @@ func BenchmarkPutNew(b *testing.B) {
 	}
 }
 
-// clearMask is put's first pass for MITZ_64: the mask of the probes whose
-// bit is clear, probe i at bit k−1−i, each word loaded as a lookup loads
-// it.
+// clearMask is the mask of the MITZ_64 probes whose bit is clear, probe i
+// at bit k−1−i, as put builds it, from the first probe on.
 func clearMask(h1, h2 uint64, k int, bits *bitarray.Array) uint64 {
 	p := Mitz64{h1, h2}
 	clear := uint64(0)
