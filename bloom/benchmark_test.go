@@ -199,16 +199,41 @@ func benchFillBuilder(b *testing.B, n int64) {
 }
 
 // BenchmarkPutNew sets a Put of new values, as BenchmarkFill's, beside a
-// MightContain of a full filter, as BenchmarkMightContain's, at sizes within
-// and beyond the caches: what setting a new value's bits costs over reading
-// them.
+// MightContain of a full filter, as BenchmarkMightContain's (half the
+// values present), and of present values alone, at sizes within and beyond
+// the caches: what setting a new value's bits costs over reading them.
 func BenchmarkPutNew(b *testing.B) {
 	for _, n := range []int64{1e4, 1e6, 1e7} {
 		b.Run(fmt.Sprintf("n=%d/op=Put", n), func(b *testing.B) { benchFill(b, n, false) })
 		b.Run(fmt.Sprintf("n=%d/op=MightContain", n), func(b *testing.B) {
 			benchMightContain(b, funnel.Int64, n, strategy.Murmur128Mitz64, func(i int64) int64 { return i })
 		})
+		b.Run(fmt.Sprintf("n=%d/op=MightContainPresent", n), func(b *testing.B) {
+			benchMightContainPresent(b, n)
+		})
 	}
+}
+
+// benchMightContainPresent probes a full filter of n int64 keys with the
+// keys put, all present.
+func benchMightContainPresent(b *testing.B, n int64) {
+	keys := benchKeys(n, func(i int64) int64 { return i })
+	filter, err := bloom.New(funnel.Int64, n, 0.01)
+	if err != nil {
+		b.Fatal(err)
+	}
+	filter.PutMany(keys)
+	b.ReportAllocs()
+	i, found := 0, 0
+	for b.Loop() {
+		if filter.MightContain(keys[i]) {
+			found++
+		}
+		if i++; i == len(keys) {
+			i = 0
+		}
+	}
+	sink = found
 }
 
 // benchFill puts b.N int64 keys into filters of n made with opts, each

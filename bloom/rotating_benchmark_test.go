@@ -136,6 +136,52 @@ func BenchmarkRotatingMightContain(b *testing.B) {
 	rotatingBenchCases(b, benchRotatingMightContain[int64], benchRotatingMightContain[string])
 }
 
+// BenchmarkRotatingPutNew is BenchmarkPutNew on a Rotating: Puts of new
+// int64 keys into a generation filled from empty to 90% of its expected
+// insertions, short of the rotation that the last few percent could
+// start, and then replaced, outside the timer, by a new Rotating; beside
+// MightContain of keys of the current generation, when it holds 90%.
+func BenchmarkRotatingPutNew(b *testing.B) {
+	for _, n := range []int64{1e4, 1e6, 1e7} {
+		keys := benchKeys(n*9/10, func(i int64) int64 { return i })
+		newRotating := func() *bloom.Rotating[int64] {
+			return mustNewRotating(b, funnel.Int64, n, 0.01, time.Hour, bloom.WithClock(bloom.NewManualClock(epoch)))
+		}
+		b.Run(fmt.Sprintf("n=%d/op=Put", n), func(b *testing.B) {
+			r := newRotating()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for done := 0; done < b.N; {
+				chunk := keys[:min(len(keys), b.N-done)]
+				for _, k := range chunk {
+					r.Put(k)
+				}
+				done += len(chunk)
+				b.StopTimer()
+				r = newRotating()
+				b.StartTimer()
+			}
+		})
+		b.Run(fmt.Sprintf("n=%d/op=MightContain", n), func(b *testing.B) {
+			r := newRotating()
+			for _, k := range keys {
+				r.Put(k)
+			}
+			b.ReportAllocs()
+			i, found := 0, 0
+			for b.Loop() {
+				if r.MightContain(keys[i]) {
+					found++
+				}
+				if i++; i == len(keys) {
+					i = 0
+				}
+			}
+			sink = found
+		})
+	}
+}
+
 // BenchmarkRotatingPutParallel puts from all Ps at once into a Filter and a
 // Rotating sized for 1e6 that already hold the 5e5 keys put, as in the
 // steady state of a deduplicating filter.

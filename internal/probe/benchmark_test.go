@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -275,57 +276,105 @@ func pairsOf(idx []uint64, a *bitarray.Array) bool {
 // BenchmarkPutNew times a single Put of a value whose bits are about half
 // clear, into arrays of the sizes of filters of 1e4 to 1e8 keys at p = 0.01
 // half of whose bits are set, beside MightContain of a present value on the
-// same array. After each pass over the values the array's words are put
-// back, outside the timer, so that every pass puts new values.
+// same array, and the parts of such a Put:
+//
+//   - op=Put: Prober.Put, atomic writes;
+//   - op=PutPlain: Put with plain writes (no locked instruction);
+//   - op=PutEach: the loop of one pass, each bit read and then set;
+//   - op=ClearMask: the k loads and the mask of clear probes that Put
+//     builds, from the first probe on, nothing written;
+//   - op=PutPresent: Put of a value already present, which changes nothing;
+//   - op=MightContain: a lookup of a value present.
+//
+// The values come from a pool of 1<<16, n/20 at a time (at most 1<<14):
+// after each window the array's words are put back, outside the timer, and
+// the next window puts other values, so that the sequence of bits found
+// clear repeats only every 1<<16 Puts, too long for the branch predictor
+// to learn.
 func BenchmarkPutNew(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pool := make([]Hash, 1<<16)
+	for i := range pool {
+		pool[i] = Hash{H1: r.Uint64(), H2: r.Uint64()}
+	}
 	for _, n := range []int64{1e4, 3e4, 1e6, 1e7, 1e8} {
 		words := int(n*9585/1000/64) + 1
 		w := bitarray.MakeWords(words)
-		r := rand.New(rand.NewPCG(3, 4))
 		for i := range w {
 			w[i] = r.Uint64()
 		}
 		saved := append([]uint64(nil), w...)
 		a := bitarray.FromWords(w)
-		hs := make([]Hash, min(n/20, 1<<16))
-		for i := range hs {
-			hs[i] = Hash{H1: r.Uint64(), H2: r.Uint64()}
+		window := int(min(n/20, 1<<14))
+		puts := []struct {
+			name string
+			f    func(h Hash) bool
+		}{
+			{"Put", func(h Hash) bool { return For(false, false).Put(h.H1, h.H2, bigK, a) }},
+			{"PutPlain", func(h Hash) bool { return For(false, true).Put(h.H1, h.H2, bigK, a) }},
+			{"PutEach", func(h Hash) bool { return putEach(false, false, h.H1, h.H2, bigK, a) }},
+			{"ClearMask", func(h Hash) bool { return clearMask(h.H1, h.H2, bigK, a) != 0 }},
 		}
-		p := For(false, false)
-		b.Run(fmt.Sprintf("n=%.0e/op=Put", float64(n)), func(b *testing.B) {
-			changed := 0
-			for i := 0; i < b.N; i++ {
-				t := i % len(hs)
-				if t == 0 && i > 0 {
-					b.StopTimer()
-					copy(w, saved)
-					b.StartTimer()
+		for _, op := range puts {
+			f := op.f
+			b.Run(fmt.Sprintf("n=%.0e/op=%s", float64(n), op.name), func(b *testing.B) {
+				changed := 0
+				for i, t := 0, 0; i < b.N; i++ {
+					if i%window == 0 && i > 0 {
+						b.StopTimer()
+						copy(w, saved)
+						b.StartTimer()
+					}
+					if f(pool[t]) {
+						changed++
+					}
+					if t++; t == len(pool) {
+						t = 0
+					}
 				}
-				if p.Put(hs[t].H1, hs[t].H2, bigK, a) {
-					changed++
+				b.StopTimer()
+				copy(w, saved)
+				sinkInt = changed
+			})
+		}
+		present := []struct {
+			name string
+			f    func(h Hash) bool
+		}{
+			{"PutPresent", func(h Hash) bool { return For(false, false).Put(h.H1, h.H2, bigK, a) }},
+			{"MightContain", func(h Hash) bool { return For(false, false).MightContain(h.H1, h.H2, bigK, a) }},
+		}
+		for _, op := range present {
+			f := op.f
+			b.Run(fmt.Sprintf("n=%.0e/op=%s", float64(n), op.name), func(b *testing.B) {
+				hs := pool[:window]
+				for _, h := range hs {
+					For(false, false).Put(h.H1, h.H2, bigK, a)
 				}
-			}
-			b.StopTimer()
-			copy(w, saved)
-			sinkInt = changed
-		})
-		b.Run(fmt.Sprintf("n=%.0e/op=MightContain", float64(n)), func(b *testing.B) {
-			for _, h := range hs {
-				p.Put(h.H1, h.H2, bigK, a)
-			}
-			b.ResetTimer()
-			found := 0
-			for i := 0; i < b.N; i++ {
-				h := hs[i%len(hs)]
-				if p.MightContain(h.H1, h.H2, bigK, a) {
-					found++
+				b.ResetTimer()
+				found := 0
+				for i := 0; i < b.N; i++ {
+					if f(hs[i%len(hs)]) {
+						found++
+					}
 				}
-			}
-			b.StopTimer()
-			copy(w, saved)
-			sinkInt = found
-		})
+				b.StopTimer()
+				copy(w, saved)
+				sinkInt = found
+			})
+		}
 	}
+}
+
+// clearMask is the mask of the MITZ_64 probes whose bit is clear, probe i
+// at bit k−1−i, as put builds it, from the first probe on.
+func clearMask(h1, h2 uint64, k int, bits *bitarray.Array) uint64 {
+	p := Mitz64{h1, h2}
+	clear := uint64(0)
+	for i := range k {
+		clear = clear<<1 | (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1)
+	}
+	return clear
 }
 
 var sinkInt int
@@ -377,4 +426,179 @@ func (p Prober) putManyRounds(hs []Hash, k int, bits *bitarray.Array) {
 			bits.Set(x)
 		}
 	}
+}
+
+// BenchmarkBatchParts takes the batch calls on the 1e8-key array apart, per
+// value, to show where the time over the gather limit goes (the figures are
+// in bench's README, "Against the machine's limits"):
+//
+//   - parts=all: MightContainMany and PutMany, fed hashes (no hashing);
+//   - parts=no-index: the same two lanes fed each probe's bit index,
+//     computed beforehand, so that only the loads, the prefetches and the
+//     lanes' bookkeeping remain;
+//   - parts=plain-writes: PutMany with plain writes, no locked instruction;
+//   - parts=index-only: the k bit indexes of a value computed, nothing
+//     loaded;
+//   - limit=gather: a plain loop of the loads a present value needs, k a
+//     value, at indexes computed beforehand.
+//
+// The indexes computed beforehand are 4 bytes a probe (the array's bit
+// indexes fit 32 bits), for 1<<19 values of each kind, read in order. The
+// PutMany cases put new values as long as b.N is at most 1<<19: run them
+// with -benchtime 524288x.
+func BenchmarkBatchParts(b *testing.B) {
+	bigArray()
+	p := For(false, false)
+	const pool = 1 << 19
+	r := rand.New(rand.NewPCG(7, 8))
+	fresh := make([]Hash, pool)
+	for i := range fresh {
+		fresh[i] = Hash{H1: r.Uint64(), H2: r.Uint64()}
+	}
+	keys := map[string][]Hash{"present": big.present[:pool], "absent": big.absent[:pool]}
+	idx := map[string][]uint32{}
+	for name, hs := range keys {
+		x := make([]uint32, 0, len(hs)*bigK)
+		for _, h := range hs {
+			for j := range bigK {
+				x = append(x, uint32(big.bits.Reduce(Mitz64(h).Combined(j))))
+			}
+		}
+		idx[name] = x
+	}
+	for _, name := range []string{"present", "absent"} {
+		b.Run("op=MightContainMany/keys="+name+"/parts=all", func(b *testing.B) {
+			out := make([]bool, BatchSize)
+			batchesOf(b, len(keys[name]), func(lo, hi int) { p.MightContainMany(keys[name][lo:hi], bigK, big.bits, out) })
+		})
+		b.Run("op=MightContainMany/keys="+name+"/parts=no-index", func(b *testing.B) {
+			var ls [2]lane
+			batchesOf(b, len(keys[name]), func(lo, hi int) { runLanesIdx(p, &ls, idx[name][lo*bigK:hi*bigK], bigK, big.bits, false) })
+		})
+	}
+	// Each run of a PutMany puts values that no run before it put: the
+	// pool's hashes with the run's number mixed in, and their indexes.
+	runs := uint64(0)
+	newValues := func() ([]Hash, []uint32) {
+		runs++
+		hs := make([]Hash, pool)
+		x := make([]uint32, 0, pool*bigK)
+		for i, h := range fresh {
+			hs[i] = Hash{H1: h.H1 ^ runs*0x9e3779b97f4a7c15, H2: h.H2 ^ runs*0xbf58476d1ce4e5b9}
+			for j := range bigK {
+				x = append(x, uint32(big.bits.Reduce(Mitz64(hs[i]).Combined(j))))
+			}
+		}
+		return hs, x
+	}
+	b.Run("op=PutMany/keys=new/parts=all", func(b *testing.B) {
+		hs, _ := newValues()
+		batchesOf(b, pool, func(lo, hi int) { p.PutMany(hs[lo:hi], bigK, big.bits) })
+	})
+	b.Run("op=PutMany/keys=new/parts=no-index", func(b *testing.B) {
+		_, x := newValues()
+		var ls [2]lane
+		batchesOf(b, pool, func(lo, hi int) { runLanesIdx(p, &ls, x[lo*bigK:hi*bigK], bigK, big.bits, true) })
+	})
+	b.Run("op=PutMany/keys=new/parts=plain-writes", func(b *testing.B) {
+		hs, _ := newValues()
+		pp := For(false, true)
+		batchesOf(b, pool, func(lo, hi int) { pp.PutMany(hs[lo:hi], bigK, big.bits) })
+	})
+	b.Run("op=index-only", func(b *testing.B) {
+		hs := keys["present"]
+		var acc uint64
+		t := 0
+		for b.Loop() {
+			h := Mitz64(hs[t])
+			for j := range bigK {
+				acc ^= big.bits.Reduce(h.Combined(j))
+			}
+			if t++; t == len(hs) {
+				t = 0
+			}
+		}
+		runtime.KeepAlive(acc)
+	})
+	b.Run("limit=gather", func(b *testing.B) {
+		x := idx["present"]
+		var acc uint64
+		t := 0
+		for b.Loop() {
+			for _, i := range x[t : t+bigK] {
+				acc += big.bits.Word(int(i >> 6))
+			}
+			if t += bigK; t == len(x) {
+				t = 0
+			}
+		}
+		runtime.KeepAlive(acc)
+	})
+}
+
+// batchesOf calls f with b.N values' bounds [lo, hi) cycled from n, BatchSize
+// at a time, so that ns/op is per value.
+func batchesOf(b *testing.B, n int, f func(lo, hi int)) {
+	b.ResetTimer()
+	for done, t := 0, 0; done < b.N; {
+		m := min(BatchSize, b.N-done, n-t)
+		f(t, t+m)
+		done += m
+		if t += m; t == n {
+			t = 0
+		}
+	}
+}
+
+// runLanesIdx is runLanes fed each probe's bit index rather than the
+// values' hashes: idx[i*k+j] is the index of probe j of the ith value.
+func runLanesIdx(p Prober, ls *[2]lane, idx []uint32, k int, bits *bitarray.Array, put bool) {
+	n := len(idx) / k
+	half := (n + 1) / 2
+	ls[0].start(0, half)
+	ls[1].start(half, n)
+	ls[0].issueIdx(idx, k, bits)
+	ls[1].issueIdx(idx, k, bits)
+	for ls[0].busy(k) || ls[1].busy(k) {
+		for l := range ls {
+			if !ls[l].busy(k) {
+				continue
+			}
+			if put {
+				ls[l].set(p, bits)
+			} else {
+				ls[l].test(bits)
+			}
+			ls[l].issueIdx(idx, k, bits)
+		}
+	}
+}
+
+// issueIdx is issue fed the probes' bit indexes.
+func (l *lane) issueIdx(idx []uint32, k int, bits *bitarray.Array) {
+	if !l.busy(k) {
+		return
+	}
+	for t, i := range l.live[:l.n] {
+		l.idx[t] = uint64(idx[int(i)*k+l.j])
+	}
+	bits.Prefetch(l.idx[:l.n])
+}
+
+// BenchmarkLockedOr times what a Put pays for each bit it sets, apart from
+// finding it: an atomic OR whose result is used, as Set's is (a locked
+// compare-and-swap loop on amd64), of words in the first-level cache, one
+// after another, with nothing else in the loop but the choice of the word.
+func BenchmarkLockedOr(b *testing.B) {
+	w := make([]uint64, 64)
+	changed := 0
+	i := uint64(0)
+	for b.Loop() {
+		m := uint64(1) << (i >> 6 & 63)
+		if atomic.OrUint64(&w[i&63], m)&m == 0 {
+			changed++
+		}
+		i = i*0x9e3779b97f4a7c15 + 1
+	}
+	sinkInt = changed
 }

@@ -6,6 +6,7 @@ package probe
 
 import (
 	"math"
+	mathbits "math/bits"
 
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 )
@@ -41,10 +42,81 @@ func (p Prober) MightContain(h1, h2 uint64, k int, bits *bitarray.Array) bool {
 }
 
 // put and mightContain hold both strategies' loops, so that the Prober
-// methods, a single call each, inline into the filter's. The branch on plain
-// goes the same way for every bit of a filter, so it is predicted and costs
-// next to nothing; a helper holding it would be too large to inline.
+// methods, a single call each, inline into the filter's. The branches on
+// plain and on k go the same way for every value of a filter, so they are
+// predicted and cost next to nothing; a helper holding them would be too
+// large to inline.
+//
+// An atomic OR is a locked instruction, which waits for every load before
+// it: a loop that loads a word and ORs it before loading the next takes a
+// filter's k cache misses one after another, and its branch on each bit,
+// set or clear about as often for a new value, is mispredicted half the
+// time. On an array in the caches (below the size from which the batch
+// calls prefetch), put therefore first looks the value up in pairs, as
+// mightContain does, so that a value already present, the common case in
+// a filter that is filling up, costs what a lookup costs; a new value
+// leaves the pairs at its first pair with a clear bit and loads the words
+// from there on with no branch between the loads, gathering the probes
+// whose bit is clear in a mask, probe i at bit k−1−i (shifting the mask
+// one place a probe costs less than a shift by i). Only then a second pass
+// computes the indexes of the clear probes again (a multiply-add and a
+// reduction each, cheaper than keeping them) and sets them, in words that
+// are in the cache by then, with one mispredicted branch, where the loop
+// of one pass had half of k. Set loads the word again and reports what its
+// atomic OR changed, so a bit that another goroutine set meanwhile is not
+// counted as changed by this call.
+//
+// Past the caches the loop of one pass stays: filling a new filter there,
+// the two passes took longer than one (BenchmarkPutNew in package bloom,
+// at 1e7 keys), though on an array already written they took less
+// (BenchmarkPutNew here). Plain writes wait for nothing and keep the loop
+// of one pass too, as does a k above 64, which the mask cannot hold.
+// bench/results/choices.md has the figures.
 func put(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
+	if plain || k > 64 || bits.WordCount() >= prefetchMinWords {
+		return putEach(mitz32, plain, h1, h2, k, bits)
+	}
+	clear := uint64(0)
+	changed := false
+	i := 0 // the probes before i are set
+	if mitz32 {
+		p := NewMitz32(h1)
+		for ; i+1 < k; i += 2 {
+			if bits.Bit(bits.Reduce(p.Combined(i)))&bits.Bit(bits.Reduce(p.Combined(i+1))) == 0 {
+				break
+			}
+		}
+		if i+1 >= k && (i == k || bits.Get(bits.Reduce(p.Combined(i)))) {
+			return false
+		}
+		for ; i < k; i++ {
+			clear = clear<<1 | (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1)
+		}
+		for ; clear != 0; clear &= clear - 1 {
+			changed = bits.Set(bits.Reduce(p.Combined(k-1-mathbits.TrailingZeros64(clear)))) || changed
+		}
+		return changed
+	}
+	p := Mitz64{h1, h2}
+	for ; i+1 < k; i += 2 {
+		if bits.Bit(bits.Reduce(p.Combined(i)))&bits.Bit(bits.Reduce(p.Combined(i+1))) == 0 {
+			break
+		}
+	}
+	if i+1 >= k && (i == k || bits.Get(bits.Reduce(p.Combined(i)))) {
+		return false
+	}
+	for ; i < k; i++ {
+		clear = clear<<1 | (bits.Bit(bits.Reduce(p.Combined(i))) ^ 1)
+	}
+	for ; clear != 0; clear &= clear - 1 {
+		changed = bits.Set(bits.Reduce(p.Combined(k-1-mathbits.TrailingZeros64(clear)))) || changed
+	}
+	return changed
+}
+
+// putEach sets the k bits one after another, each read and then written.
+func putEach(mitz32, plain bool, h1, h2 uint64, k int, bits *bitarray.Array) bool {
 	changed := false
 	if mitz32 {
 		p := NewMitz32(h1)
