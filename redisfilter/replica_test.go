@@ -74,7 +74,7 @@ type readLoad struct {
 	otherErrs atomic.Int64
 
 	mu      sync.Mutex
-	samples []string
+	samples map[string][]string // errors by kind, to log
 }
 
 func startReads(f *redisfilter.Filter[string], values []string, goroutines int) *readLoad {
@@ -99,10 +99,10 @@ func startReads(f *redisfilter.Filter[string], values []string, goroutines int) 
 				switch {
 				case errors.Is(err, redisfilter.ErrLost):
 					l.lost.Add(1)
-					l.sample(err)
+					l.sample("lost", err)
 				case err != nil:
 					l.otherErrs.Add(1)
-					l.sample(err)
+					l.sample("other", err)
 					time.Sleep(10 * time.Millisecond)
 				default:
 					for _, ok := range found {
@@ -117,11 +117,15 @@ func startReads(f *redisfilter.Filter[string], values []string, goroutines int) 
 	return l
 }
 
-func (l *readLoad) sample(err error) {
+// sample keeps the first errors of each kind, to log.
+func (l *readLoad) sample(kind string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.samples) < 5 {
-		l.samples = append(l.samples, err.Error())
+	if l.samples == nil {
+		l.samples = make(map[string][]string)
+	}
+	if len(l.samples[kind]) < 5 {
+		l.samples[kind] = append(l.samples[kind], err.Error())
 	}
 }
 
@@ -132,8 +136,10 @@ func (l *readLoad) finish(t *testing.T) {
 	close(l.stop)
 	l.wg.Wait()
 	t.Logf("%d reads: %d ErrLost, %d false answers, %d other errors", l.calls.Load(), l.lost.Load(), l.falses.Load(), l.otherErrs.Load())
-	for _, s := range l.samples {
-		t.Log(s)
+	for kind, ss := range l.samples {
+		for _, s := range ss {
+			t.Logf("%s: %s", kind, s)
+		}
 	}
 	assert.Zero(t, l.lost.Load(), "reads reported a loss that did not happen")
 	assert.Zero(t, l.falses.Load(), "reads answered false for values put")
