@@ -234,7 +234,15 @@ func TestMeasureMitzbloom(t *testing.T) {
 	require.NoError(t, err)
 	// Guava's m = ⌊−n·ln p / ln²2⌋ rounded up to 64 bits: 958506 → 958528.
 	assert.Equal(t, int64(958528), st.Bits)
-	assert.InDelta(t, float64(st.Bits/8), float64(st.HeapBytes), 4096, "heap held ≈ the filter's words")
+	if raceEnabled {
+		// Under the race detector the heap held once came out 8,976 bytes
+		// over the words in a CI run (it changes what the runtime keeps:
+		// sync.Pool drops items at random there); the pass without it
+		// checks the heap.
+		t.Log("heap held not checked under the race detector")
+	} else {
+		assert.InDelta(t, float64(st.Bits/8), float64(st.HeapBytes), 4096, "heap held ≈ the filter's words")
+	}
 	assert.Zero(t, st.FalseNegatives)
 	assert.Equal(t, 1000, st.PresentProbes)
 	// 1000 false positives expected, standard deviation about 31.
