@@ -2,17 +2,28 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
+	"log/slog"
 	"net/http"
-	"sort"
-	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// admin returns the handler of /stats, the counters as JSON, and /metrics,
-// the same in the Prometheus text exposition format. It serves anyone who
-// reaches it: listen on loopback, or behind access control.
-func (p *proxy) admin() http.Handler {
+// newAdmin returns the handler of /stats, p's counters as JSON, and
+// /metrics, the same in the Prometheus text exposition format with the Go
+// runtime's and the process's metrics. It serves anyone who reaches it:
+// listen on loopback, or behind access control.
+func newAdmin(p *proxy) http.Handler {
+	// A registry of the proxy's own, not the default one: each proxy (the
+	// tests start many in one process) reports its own counters, and
+	// nothing that another package registers globally shows up.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		proxyCollector{p},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -20,120 +31,127 @@ func (p *proxy) admin() http.Handler {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(p.snapshot())
 	})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		_ = p.writeMetrics(w)
-	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		// A scrape that fails gets a 500, which tells the scraper
+		// nothing more: the reason goes to the proxy's log.
+		ErrorLog: slog.NewLogLogger(p.cfg.Log.Handler(), slog.LevelWarn),
+	}))
 	return mux
 }
 
-// metricsWriter writes families of samples in the text exposition format,
-// keeping the first error.
-type metricsWriter struct {
-	w   io.Writer
-	err error
-}
+// A proxyCollector is a prometheus.Collector of a proxy's counters. It
+// reads snapshot at each scrape, as /stats does, so that the two say the
+// same and the proxy keeps one set of counters.
+type proxyCollector struct{ p *proxy }
 
-func (m *metricsWriter) printf(format string, args ...any) {
-	if m.err == nil {
-		_, m.err = fmt.Fprintf(m.w, format, args...)
+func (c proxyCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, f := range metricFamilies {
+		ch <- f.desc
 	}
 }
 
-// family writes the HELP and TYPE lines of name.
-func (m *metricsWriter) family(name, typ, help string) {
-	m.printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+func (c proxyCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.p.snapshot()
+	for _, f := range metricFamilies {
+		f.samples(&s, func(v float64, labels ...string) {
+			ch <- prometheus.MustNewConstMetric(f.desc, f.typ, v, labels...)
+		})
+	}
 }
 
-// sample writes one sample; labels are pairs of name and value.
-func (m *metricsWriter) sample(name string, v float64, labels ...string) {
-	m.printf("%s", name)
-	for i := 0; i+1 < len(labels); i += 2 {
-		sep := ","
-		if i == 0 {
-			sep = "{"
+// A metricFamily is one of the proxy's metrics, whose samples are read
+// from a snapshot.
+type metricFamily struct {
+	desc    *prometheus.Desc
+	typ     prometheus.ValueType
+	samples func(s *statsJSON, add addSample)
+}
+
+// An addSample adds a sample of value v, with the values of its family's
+// labels in the order the family names them.
+type addSample func(v float64, labels ...string)
+
+func newFamily(name string, typ prometheus.ValueType, help string, labels []string, samples func(*statsJSON, addSample)) metricFamily {
+	return metricFamily{prometheus.NewDesc(name, help, labels, nil), typ, samples}
+}
+
+// connFamily returns a metricFamily with a sample for each listener whose
+// client connections the proxy limits.
+func connFamily(name string, typ prometheus.ValueType, help string, v func(connJSON) int64) metricFamily {
+	return newFamily(name, typ, help, []string{"listener"}, func(s *statsJSON, add addSample) {
+		for listener, c := range s.Connections {
+			add(float64(v(c)), listener)
 		}
-		m.printf("%s%s=%s", sep, labels[i], strconv.Quote(labels[i+1]))
-	}
-	if len(labels) > 0 {
-		m.printf("}")
-	}
-	m.printf(" %s\n", strconv.FormatFloat(v, 'g', -1, 64))
+	})
 }
 
-func (p *proxy) writeMetrics(w io.Writer) error {
-	s := p.snapshot()
-	m := &metricsWriter{w: w}
-	m.family("connectproxy_tunnels_active", "gauge", "Tunnels open now.")
-	m.sample("connectproxy_tunnels_active", float64(s.Tunnels.Active))
-	m.family("connectproxy_tunnels_total", "counter", "Tunnels opened.")
-	m.sample("connectproxy_tunnels_total", float64(s.Tunnels.Total))
-	m.family("connectproxy_tunnel_bytes_total", "counter", "Bytes carried by tunnels, up from clients and down to them.")
-	m.sample("connectproxy_tunnel_bytes_total", float64(s.Tunnels.BytesUp), "direction", "up")
-	m.sample("connectproxy_tunnel_bytes_total", float64(s.Tunnels.BytesDown), "direction", "down")
+// seenFamily returns a metricFamily with a sample for the destinations and
+// one for the clients.
+func seenFamily(name string, typ prometheus.ValueType, help string, v func(seenJSON) float64) metricFamily {
+	return newFamily(name, typ, help, []string{"kind"}, func(s *statsJSON, add addSample) {
+		eachSeen(s, func(kind string, k seenJSON) { add(v(k), kind) })
+	})
+}
 
-	listeners := make([]string, 0, len(s.Connections))
-	for name := range s.Connections {
-		listeners = append(listeners, name)
-	}
-	sort.Strings(listeners)
-	for _, f := range []struct {
-		name, typ, help string
-		v               func(connJSON) float64
-	}{
-		{"connectproxy_connections_active", "gauge", "Client connections open now, tunnels' included.", func(c connJSON) float64 { return float64(c.Active) }},
-		{"connectproxy_connections_idle", "gauge", "Client connections open with no request in progress and no tunnel.", func(c connJSON) float64 { return float64(c.Idle) }},
-		{"connectproxy_connections_max", "gauge", "Client connections allowed open at once (-max-conns).", func(c connJSON) float64 { return float64(c.Max) }},
-		{"connectproxy_connections_accepted_total", "counter", "Client connections let in.", func(c connJSON) float64 { return float64(c.Accepted) }},
-		{"connectproxy_connections_refused_total", "counter", "Client connections closed at once at the cap, when none was idle.", func(c connJSON) float64 { return float64(c.Refused) }},
-		{"connectproxy_connections_shed_total", "counter", "Idle client connections closed at the cap to let a new one in.", func(c connJSON) float64 { return float64(c.Shed) }},
-	} {
-		m.family(f.name, f.typ, f.help)
-		for _, name := range listeners {
-			m.sample(f.name, f.v(s.Connections[name]), "listener", name)
-		}
-	}
+// eachSeen calls f with the destinations' counts and the clients'.
+func eachSeen(s *statsJSON, f func(kind string, k seenJSON)) {
+	f("destination", s.Destinations)
+	f("client", s.Clients)
+}
 
-	m.family("connectproxy_refusals_total", "counter", "Requests refused, by reason.")
-	reasons := make([]string, 0, len(s.Rejected))
-	for r := range s.Rejected {
-		reasons = append(reasons, r)
-	}
-	sort.Strings(reasons)
-	for _, r := range reasons {
-		m.sample("connectproxy_refusals_total", float64(s.Rejected[r]), "reason", r)
-	}
+// metricFamilies are the proxy's metrics, each with the meaning of a field
+// of /stats.
+var metricFamilies = []metricFamily{
+	newFamily("connectproxy_tunnels_active", prometheus.GaugeValue, "Tunnels open now.", nil,
+		func(s *statsJSON, add addSample) { add(float64(s.Tunnels.Active)) }),
+	newFamily("connectproxy_tunnels_total", prometheus.CounterValue, "Tunnels opened.", nil,
+		func(s *statsJSON, add addSample) { add(float64(s.Tunnels.Total)) }),
+	newFamily("connectproxy_tunnel_bytes_total", prometheus.CounterValue, "Bytes carried by tunnels, up from clients and down to them.", []string{"direction"},
+		func(s *statsJSON, add addSample) {
+			add(float64(s.Tunnels.BytesUp), "up")
+			add(float64(s.Tunnels.BytesDown), "down")
+		}),
 
-	seen := []struct {
-		kind string
-		s    seenJSON
-	}{{"destination", s.Destinations}, {"client", s.Clients}}
-	m.family("connectproxy_first_seen_total", "counter", "Tunnels whose destination or client the filter did not remember.")
-	for _, k := range seen {
-		m.sample("connectproxy_first_seen_total", float64(k.s.FirstSeen), "kind", k.kind)
-	}
-	m.family("connectproxy_repeats_total", "counter", "Tunnels whose destination or client the filter remembered.")
-	for _, k := range seen {
-		m.sample("connectproxy_repeats_total", float64(k.s.Repeats), "kind", k.kind)
-	}
-	m.family("connectproxy_filter_fill_ratio", "gauge", "Fraction of the bits set in a filter generation.")
-	for _, k := range seen {
-		m.sample("connectproxy_filter_fill_ratio", k.s.Filter.Current.FillRatio, "kind", k.kind, "generation", "current")
-		if prev := k.s.Filter.Previous; prev != nil {
-			m.sample("connectproxy_filter_fill_ratio", prev.FillRatio, "kind", k.kind, "generation", "previous")
-		}
-	}
-	m.family("connectproxy_filter_expected_fpp", "gauge", "Expected false-positive probability of a filter, both generations together.")
-	for _, k := range seen {
-		m.sample("connectproxy_filter_expected_fpp", k.s.Filter.ExpectedFPP, "kind", k.kind)
-	}
-	m.family("connectproxy_filter_rotations_total", "counter", "Filter generations started.")
-	for _, k := range seen {
-		m.sample("connectproxy_filter_rotations_total", float64(k.s.Filter.Rotations), "kind", k.kind)
-	}
-	m.family("connectproxy_filter_early_rotations_total", "counter", "Filter generations started because the current one was full.")
-	for _, k := range seen {
-		m.sample("connectproxy_filter_early_rotations_total", float64(k.s.Filter.EarlyRotations), "kind", k.kind)
-	}
-	return m.err
+	connFamily("connectproxy_connections_active", prometheus.GaugeValue, "Client connections open now, tunnels' included.",
+		func(c connJSON) int64 { return c.Active }),
+	connFamily("connectproxy_connections_idle", prometheus.GaugeValue, "Client connections open with no request in progress and no tunnel.",
+		func(c connJSON) int64 { return c.Idle }),
+	connFamily("connectproxy_connections_max", prometheus.GaugeValue, "Client connections allowed open at once (-max-conns).",
+		func(c connJSON) int64 { return int64(c.Max) }),
+	connFamily("connectproxy_connections_accepted_total", prometheus.CounterValue, "Client connections let in.",
+		func(c connJSON) int64 { return c.Accepted }),
+	connFamily("connectproxy_connections_refused_total", prometheus.CounterValue, "Client connections closed at once at the cap, when none was idle.",
+		func(c connJSON) int64 { return c.Refused }),
+	connFamily("connectproxy_connections_shed_total", prometheus.CounterValue, "Idle client connections closed at the cap to let a new one in.",
+		func(c connJSON) int64 { return c.Shed }),
+
+	newFamily("connectproxy_refusals_total", prometheus.CounterValue, "Requests refused, by reason.", []string{"reason"},
+		func(s *statsJSON, add addSample) {
+			for reason, n := range s.Rejected {
+				add(float64(n), reason)
+			}
+		}),
+
+	seenFamily("connectproxy_first_seen_total", prometheus.CounterValue, "Tunnels whose destination or client the filter did not remember.",
+		func(k seenJSON) float64 { return float64(k.FirstSeen) }),
+	seenFamily("connectproxy_repeats_total", prometheus.CounterValue, "Tunnels whose destination or client the filter remembered.",
+		func(k seenJSON) float64 { return float64(k.Repeats) }),
+	newFamily("connectproxy_filter_fill_ratio", prometheus.GaugeValue, "Fraction of the bits set in a filter generation.", []string{"kind", "generation"},
+		func(s *statsJSON, add addSample) {
+			eachSeen(s, func(kind string, k seenJSON) {
+				add(k.Filter.Current.FillRatio, kind, "current")
+				// Before the first rotation there is no previous
+				// generation, which a sample of 0 would pass for an
+				// empty one.
+				if prev := k.Filter.Previous; prev != nil {
+					add(prev.FillRatio, kind, "previous")
+				}
+			})
+		}),
+	seenFamily("connectproxy_filter_expected_fpp", prometheus.GaugeValue, "Expected false-positive probability of a filter, both generations together.",
+		func(k seenJSON) float64 { return k.Filter.ExpectedFPP }),
+	seenFamily("connectproxy_filter_rotations_total", prometheus.CounterValue, "Filter generations started.",
+		func(k seenJSON) float64 { return float64(k.Filter.Rotations) }),
+	seenFamily("connectproxy_filter_early_rotations_total", prometheus.CounterValue, "Filter generations started because the current one was full.",
+		func(k seenJSON) float64 { return float64(k.Filter.EarlyRotations) }),
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -174,7 +175,8 @@ var (
 )
 
 // TestMetrics parses /metrics line by line in the text exposition format
-// after a tunnel and a refusal.
+// after a tunnel and a refusal: the proxy's own families, with their
+// values, and the Go runtime's and the process's.
 func TestMetrics(t *testing.T) {
 	p := startProxy(t, config{})
 	echo := echoServer(t)
@@ -188,16 +190,18 @@ func TestMetrics(t *testing.T) {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Equal(t, "text/plain; version=0.0.4; charset=utf-8", resp.Header.Get("Content-Type"))
+	// client_golang adds parameters of its own, such as escaping.
+	assert.True(t, strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4; charset=utf-8"), resp.Header.Get("Content-Type"))
 
 	types := map[string]string{}
 	samples := map[string]float64{}
+	own := 0
 	lines := bufio.NewScanner(resp.Body)
 	for lines.Scan() {
 		line := lines.Text()
 		if m := metricComment.FindStringSubmatch(line); m != nil {
 			if m[1] == "TYPE" {
-				require.Contains(t, []string{"counter", "gauge"}, m[3], line)
+				require.Contains(t, []string{"counter", "gauge", "summary", "histogram"}, m[3], line)
 				require.NotContains(t, types, m[2], "one TYPE per family")
 				types[m[2]] = m[3]
 			}
@@ -205,16 +209,31 @@ func TestMetrics(t *testing.T) {
 		}
 		m := metricSample.FindStringSubmatch(line)
 		require.NotNil(t, m, "line %q", line)
-		require.Contains(t, types, m[1], "sample %q before its TYPE", line)
+		family := m[1]
+		if _, ok := types[family]; !ok {
+			// A summary's or a histogram's _sum, _count and _bucket.
+			for _, suffix := range []string{"_sum", "_count", "_bucket"} {
+				if base, ok := strings.CutSuffix(family, suffix); ok {
+					family = base
+					break
+				}
+			}
+			require.Contains(t, []string{"summary", "histogram"}, types[family], "sample %q before its TYPE", line)
+		}
 		v, err := strconv.ParseFloat(m[4], 64)
 		require.NoError(t, err, line)
 		require.NotContains(t, samples, m[1]+m[2], "duplicate %q", line)
 		samples[m[1]+m[2]] = v
-		if types[m[1]] == "counter" {
+		if types[family] == "counter" {
 			assert.True(t, strings.HasSuffix(m[1], "_total"), line)
+		}
+		if strings.HasPrefix(m[1], "connectproxy_") {
+			own++
 		}
 	}
 	require.NoError(t, lines.Err())
+	// Labels are in the order of their names, as client_golang writes
+	// them.
 	for name, want := range map[string]float64{
 		`connectproxy_tunnels_total`:                                              1,
 		`connectproxy_tunnels_active`:                                             0,
@@ -228,15 +247,21 @@ func TestMetrics(t *testing.T) {
 		`connectproxy_filter_rotations_total{kind="destination"}`:                 0,
 		`connectproxy_filter_early_rotations_total{kind="client"}`:                0,
 		`connectproxy_filter_expected_fpp{kind="client"}`:                         p.seen.clients.Stats().ExpectedFPP,
-		`connectproxy_filter_fill_ratio{kind="destination",generation="current"}`: p.seen.dests.Stats().Current.FillRatio,
+		`connectproxy_filter_fill_ratio{generation="current",kind="destination"}`: p.seen.dests.Stats().Current.FillRatio,
+		`go_info{version="` + runtime.Version() + `"}`:                            1,
 	} {
 		if assert.Contains(t, samples, name) {
 			assert.Equal(t, want, samples[name], name)
 		}
 	}
-	assert.Positive(t, samples[`connectproxy_filter_fill_ratio{kind="destination",generation="current"}`])
-	assert.NotContains(t, samples, `connectproxy_filter_fill_ratio{kind="destination",generation="previous"}`, "no previous generation yet")
-	assert.Len(t, samples, 4+int(refusals-1)+2*6+6, "every sample is checked for form")
+	assert.Positive(t, samples[`connectproxy_filter_fill_ratio{generation="current",kind="destination"}`])
+	assert.NotContains(t, samples, `connectproxy_filter_fill_ratio{generation="previous",kind="destination"}`, "no previous generation yet")
+	assert.Equal(t, 4+int(refusals-1)+2*6+6, own, "every sample of the proxy's is checked for form")
+	assert.Positive(t, samples["go_goroutines"])
+	if runtime.GOOS == "linux" {
+		assert.Positive(t, samples["process_resident_memory_bytes"])
+		assert.InDelta(t, time.Now().Unix(), samples["process_start_time_seconds"], 3600, "the process started within the hour")
+	}
 }
 
 // TestSlowloris opens a few hundred connections that send part of a

@@ -212,7 +212,7 @@ func run(ctx context.Context, args []string, logw io.Writer) error {
 	attrs := []any{"addr", lns[0].Addr().String()}
 	lns[0] = p.limit("proxy", lns[0], servers[0], conns)
 	if *admin != "" {
-		servers = append(servers, newServer(p.admin(), logger, serverTimeouts{}))
+		servers = append(servers, newServer(p.admin, logger, serverTimeouts{}))
 		attrs = append(attrs, "admin", lns[1].Addr().String())
 		lns[1] = p.limit("admin", lns[1], servers[1], adminConns)
 	}

@@ -246,7 +246,7 @@ func TestAdminAccess(t *testing.T) {
 			w := httptest.NewRecorder()
 			r := httptest.NewRequest(http.MethodGet, path, nil)
 			r.RemoteAddr = "192.0.2.1:5000"
-			p.admin().ServeHTTP(w, r)
+			p.admin.ServeHTTP(w, r)
 			assert.Equal(t, http.StatusOK, w.Code, "Admin serves whoever reaches it")
 		}
 		require.NoError(t, p.Close())

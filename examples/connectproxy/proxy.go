@@ -99,6 +99,10 @@ type proxy struct {
 
 	mu       sync.Mutex
 	limiters map[string]*connLimiter // by listener name, for snapshot
+
+	// admin serves /stats and /metrics (see newAdmin). It is made once,
+	// for its registry of collectors, not at each request.
+	admin http.Handler
 }
 
 // newProxy returns a proxy configured by cfg.
@@ -151,6 +155,7 @@ func newProxy(cfg config) (*proxy, error) {
 		limiters: map[string]*connLimiter{},
 	}
 	p.dialing, p.cancel = context.WithCancel(context.Background())
+	p.admin = newAdmin(p)
 	return p, nil
 }
 
@@ -178,7 +183,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", http.MethodConnect)
 		p.refuse(w, r, refusalMethod, nil)
 	case !p.cfg.SeparateAdmin && isLoopback(r.RemoteAddr):
-		p.admin().ServeHTTP(w, r)
+		p.admin.ServeHTTP(w, r)
 	default:
 		http.NotFound(w, r)
 	}

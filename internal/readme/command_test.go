@@ -1,9 +1,11 @@
 package readme
 
 import (
+	"encoding/json"
 	"go/version"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -71,6 +73,56 @@ func TestREADMECommandLine(t *testing.T) {
 	query.Dir = dir
 	if out, err := query.CombinedOutput(); err != nil {
 		t.Errorf("the merged filter lacks keys of the lists it merges: %v\n%s", err, out)
+	}
+}
+
+// TestREADMETestCommand checks that the README's test command names every
+// module of go.work, and that .ci/run runs it as written, with and without
+// the race detector: ./... stops at a module's boundary, so a module left
+// out of the command is tested nowhere.
+func TestREADMETestCommand(t *testing.T) {
+	root, readme := readREADME(t, "README.md")
+	out, err := exec.Command("go", "work", "edit", "-json", filepath.Join(root, "go.work")).Output()
+	if err != nil {
+		t.Fatalf("go work edit -json: %v", err)
+	}
+	var work struct{ Use []struct{ DiskPath string } }
+	if err := json.Unmarshal(out, &work); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, u := range work.Use {
+		want = append(want, "./"+path.Join(filepath.ToSlash(u.DiskPath), "..."))
+	}
+
+	var patterns []string
+	for _, b := range shBlock.FindAllSubmatch(readme, -1) {
+		for _, l := range strings.Split(string(b[1]), "\n") {
+			cmd, _, _ := strings.Cut(l, "#")
+			f := strings.Fields(cmd)
+			if len(f) > 2 && f[0] == "go" && f[1] == "test" && !strings.HasPrefix(f[2], "-") {
+				patterns = f[2:]
+			}
+		}
+	}
+	if patterns == nil {
+		t.Fatal("README.md has no sh block with a go test command of packages alone")
+	}
+	got := slices.Sorted(slices.Values(patterns))
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("README.md's test command tests %q; go.work's modules are %q", got, want)
+	}
+
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flags := range []string{"-race -short -count=1", "-count=1"} {
+		line := "go test " + flags + " " + strings.Join(patterns, " ")
+		if !slices.Contains(strings.Split(string(ci), "\n"), line) {
+			t.Errorf(".ci/run has no line %q", line)
+		}
 	}
 }
 

@@ -16,7 +16,9 @@ shift
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 loadtest=$dir/loadtest
-go build -o "$loadtest" "$(cd "$(dirname "$0")" && pwd)"
+# Built from its own directory, so that the go command finds the example's
+# module and the repository's go.work whatever the current directory.
+(cd "$(dirname "$0")" && go build -o "$loadtest" .)
 
 cat >"$dir/tinyproxy.conf" <<END
 Port 18094
