@@ -93,7 +93,7 @@ func (p *proxy) dialAny(ctx context.Context, addrs []netip.Addr, port uint16) (n
 	if len(addrs) == 1 {
 		// Nothing to race: the one address has all the time.
 		ap := netip.AddrPortFrom(addrs[0], port)
-		c, err := p.cfg.Dial(ctx, "tcp", ap.String())
+		c, err := p.cfg.Dial(ctx, ap)
 		return c, ap, err
 	}
 	addrs = interleave(addrs)
@@ -112,7 +112,7 @@ func (p *proxy) dialAny(ctx context.Context, addrs []netip.Addr, port uint16) (n
 		go func() {
 			actx, cancel := context.WithTimeout(ctx, share)
 			defer cancel()
-			c, err := p.cfg.Dial(actx, "tcp", ap.String())
+			c, err := p.cfg.Dial(actx, ap)
 			results <- attempt{c, ap, err}
 		}()
 	}
@@ -150,6 +150,19 @@ func (p *proxy) dialAny(ctx context.Context, addrs []netip.Addr, port uint16) (n
 	}
 	return nil, netip.AddrPort{}, errors.Join(errs...)
 }
+
+// dialTCP connects to addr over TCP, without keep-alives (see
+// noKeepAlive). Taking the address as a netip.AddrPort spares the resolver's
+// parsing of a string and its allocations, about a tenth of a tunnel's.
+func dialTCP(ctx context.Context, addr netip.AddrPort) (net.Conn, error) {
+	c, err := tcpDialer.DialTCP(ctx, "tcp", netip.AddrPort{}, addr)
+	if err != nil {
+		return nil, err // not c: a nil *net.TCPConn is a non-nil net.Conn
+	}
+	return c, nil
+}
+
+var tcpDialer = net.Dialer{KeepAlive: noKeepAlive}
 
 // dialRefusal returns why dialAny's err refuses a tunnel: the proxy closing,
 // an address that did not answer in time (504), or every address refusing

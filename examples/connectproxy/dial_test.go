@@ -22,14 +22,13 @@ type blackHole struct {
 	abandoned atomic.Int64    // dials to dead addresses that ended
 }
 
-func (b *blackHole) dial(ctx context.Context, network, address string) (net.Conn, error) {
-	ap := netip.MustParseAddrPort(address)
+func (b *blackHole) dial(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
 	if b.dead[ap.Addr().String()] {
 		<-ctx.Done()
 		b.abandoned.Add(1)
-		return nil, &net.OpError{Op: "dial", Net: network, Err: ctx.Err()}
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: ctx.Err()}
 	}
-	return (&net.Dialer{}).DialContext(ctx, network, address)
+	return dialTCP(ctx, ap)
 }
 
 // TestAnswersArrive checks that a dial that outlasts the server's read and
@@ -44,13 +43,13 @@ func TestAnswersArrive(t *testing.T) {
 		DialTimeout:  dialTimeout,
 		Policy:       mustPolicy(t, "443", "127.0.0.0/8"),
 		AllowMachine: true,
-		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
-			if address == "127.0.0.4:443" {
+		Dial: func(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
+			if ap == netip.MustParseAddrPort("127.0.0.4:443") {
 				// A router's "no route to host", after a while.
 				time.Sleep(dialTimeout / 2)
-				return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.EHOSTUNREACH}
+				return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.EHOSTUNREACH}
 			}
-			return bh.dial(ctx, network, address)
+			return bh.dial(ctx, ap)
 		},
 	}, serverTimeouts{ReadHeader: serverTimeout})
 	start := time.Now()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -117,7 +118,7 @@ func TestIdleKeepAlive(t *testing.T) {
 func TestHalfClose(t *testing.T) {
 	echo := echoServer(t)
 	dialing := make(chan struct{})
-	p := startProxy(t, config{Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+	p := startProxy(t, config{Dial: func(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
 		close(dialing)
 		// Long enough for the server to see the client's end.
 		select {
@@ -125,7 +126,7 @@ func TestHalfClose(t *testing.T) {
 			return nil, ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
-		return (&net.Dialer{}).DialContext(ctx, network, address)
+		return dialTCP(ctx, ap)
 	}})
 	conn, err := net.Dial("tcp", p.url.Host)
 	require.NoError(t, err)
@@ -148,7 +149,7 @@ func TestHalfClose(t *testing.T) {
 // timeout with 504, and on Close with 503.
 func TestDialEnds(t *testing.T) {
 	dialing := make(chan struct{}, 1)
-	hang := func(ctx context.Context, network, address string) (net.Conn, error) {
+	hang := func(ctx context.Context, _ netip.AddrPort) (net.Conn, error) {
 		dialing <- struct{}{}
 		<-ctx.Done()
 		return nil, ctx.Err()

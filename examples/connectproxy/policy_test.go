@@ -360,11 +360,11 @@ func TestResolvedZones(t *testing.T) {
 			"mapped.test": addrs("::ffff:10.0.0.1%1"),
 		},
 		LocalAddrs: m.list,
-		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+		Dial: func(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
 			mu.Lock()
-			dialled = append(dialled, address)
+			dialled = append(dialled, ap.String())
 			mu.Unlock()
-			return (&net.Dialer{}).DialContext(ctx, network, address)
+			return dialTCP(ctx, ap)
 		},
 	})
 	for _, c := range []struct{ target, reason string }{

@@ -69,10 +69,9 @@ type config struct {
 	Resolver interface {
 		LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 	}
-	// Dial connects to the address, an IP address and a port, that the
-	// policy checked; nil means a net.Dialer's DialContext, without TCP
-	// keep-alives (see noKeepAlive).
-	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// Dial connects to the address that the policy checked, as checked:
+	// no string is parsed again on the way. nil means dialTCP.
+	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 	// Log receives a line for each first sighting and each refused
 	// request, with the details the client is not told; nil means no
 	// logging.
@@ -112,7 +111,7 @@ func newProxy(cfg config) (*proxy, error) {
 		return nil, err
 	}
 	if cfg.Dial == nil {
-		cfg.Dial = (&net.Dialer{KeepAlive: noKeepAlive}).DialContext
+		cfg.Dial = dialTCP
 	}
 	if cfg.Resolver == nil {
 		cfg.Resolver = net.DefaultResolver

@@ -105,16 +105,15 @@ func startProxyConns(t testing.TB, cfg config, to serverTimeouts, maxConns int) 
 	cfg.Log = slog.New(slog.NewTextHandler(pt.log, nil))
 	dial := cfg.Dial
 	if dial == nil {
-		dial = (&net.Dialer{}).DialContext
+		dial = dialTCP
 	}
-	cfg.Dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+	cfg.Dial = func(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
 		pt.dials.Add(1)
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil || !ap.Addr().IsLoopback() {
-			t.Errorf("dial %s %s: tests dial loopback IP addresses only", network, address)
+		if !ap.Addr().IsLoopback() {
+			t.Errorf("dial %v: tests dial loopback IP addresses only", ap)
 			return nil, errors.New("not loopback")
 		}
-		return dial(ctx, network, address)
+		return dial(ctx, ap)
 	}
 	p, err := newProxy(cfg)
 	require.NoError(t, err)
@@ -408,7 +407,7 @@ func TestDialErrors(t *testing.T) {
 	p := startProxy(t, config{
 		DialTimeout: time.Hour,
 		Resolver:    fakeResolver{"nowhere.invalid": {netip.MustParseAddr("127.0.0.1")}},
-		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+		Dial: func(context.Context, netip.AddrPort) (net.Conn, error) {
 			return nil, *fail.Load()
 		},
 	})

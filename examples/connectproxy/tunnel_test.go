@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -43,8 +44,8 @@ type opaqueConn struct{ *net.TCPConn }
 // are not *net.TCPConn, which copy through pooled buffers (bufferCopier):
 // every byte arrives, and the counts are exact.
 func TestTunnelsThroughBuffers(t *testing.T) {
-	p := startProxy(t, config{Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, address)
+	p := startProxy(t, config{Dial: func(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
+		c, err := dialTCP(ctx, ap)
 		if err != nil {
 			return nil, err
 		}

@@ -7,7 +7,8 @@
 #	bash examples/connectproxy/loadtest/peers.sh ROUNDS NAME...
 #
 # NAME is connectproxy, goproxy, tinyproxy or squid; connectproxy and
-# goproxy are the binaries $CONNECTPROXY and $GOPROXY, tinyproxy and squid
+# goproxy are the binaries $CONNECTPROXY and $GOPROXY_BIN (not $GOPROXY, which
+# is the go command's module proxy), tinyproxy and squid
 # are on PATH (Debian: apt-get install tinyproxy squid). One line per
 # proxy and round.
 set -euo pipefail
@@ -54,7 +55,7 @@ for round in $(seq "$rounds"); do
 			"$CONNECTPROXY" -listen 127.0.0.1:18091 -allow-ports 1-65535 -allow-hosts 127.0.0.1 -allow-machine \
 				-max-tunnels 2000 -max-client-tunnels 2000 2>"$dir/connectproxy.log" &
 			port=18091 ;;
-		goproxy) "$GOPROXY" -listen 127.0.0.1:18093 & port=18093 ;;
+		goproxy) "$GOPROXY_BIN" -listen 127.0.0.1:18093 & port=18093 ;;
 		tinyproxy) tinyproxy -d -c "$dir/tinyproxy.conf" >/dev/null 2>&1 & port=18094 ;;
 		squid) squid -N -f "$dir/squid.conf" >/dev/null 2>&1 & port=18095 ;;
 		*) echo "unknown proxy $name" >&2; exit 2 ;;
