@@ -5,6 +5,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
+	"os/exec"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -135,4 +138,27 @@ func TestInterleave(t *testing.T) {
 	assert.Equal(t, addrs("192.0.2.1", "2001:db8::1", "192.0.2.2"),
 		interleave(addrs("192.0.2.1", "192.0.2.2", "2001:db8::1")))
 	assert.Equal(t, addrs("192.0.2.1"), interleave(addrs("192.0.2.1")))
+}
+
+// TestDialSharesPorts checks that dialTCP lets the kernel choose the local
+// port at connect, which shares a port among connections to different
+// destinations: in a network namespace with two ephemeral ports, three
+// connections to three listeners are open at once. A dial that binds
+// port 0 first takes a port of its own, and the third fails.
+func TestDialSharesPorts(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput()
+	require.NoError(t, err, "ip link set lo up: %s", out)
+	require.NoError(t, os.WriteFile("/proc/sys/net/ipv4/ip_local_port_range", []byte("40000 40001"), 0o644))
+	ctx := context.Background()
+	for i := range 3 {
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(41000+i))
+		require.NoError(t, err)
+		defer ln.Close()
+		c, err := dialTCP(ctx, ln.Addr().(*net.TCPAddr).AddrPort())
+		require.NoError(t, err, "connection %d of 3, with 2 ephemeral ports", i+1)
+		defer c.Close()
+	}
 }

@@ -69,8 +69,8 @@ type config struct {
 	Resolver interface {
 		LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 	}
-	// Dial connects to the address that the policy checked, as checked:
-	// no string is parsed again on the way. nil means dialTCP.
+	// Dial connects to addr, an address that the policy checked; nil
+	// means dialTCP.
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 	// Log receives a line for each first sighting and each refused
 	// request, with the details the client is not told; nil means no

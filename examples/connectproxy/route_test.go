@@ -135,9 +135,32 @@ func TestKernelRoutesConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-// netnsEnv is set in a test binary that TestAnyIPNamespace runs in a
-// network namespace of its own, where it may change the routes.
+// netnsEnv is set in a test binary that inNetns runs in a network
+// namespace of its own, where a test may change the routes and settings.
 const netnsEnv = "CONNECTPROXY_TEST_NETNS"
+
+// inNetns reports whether the test t runs in a network namespace of its
+// own. When it does not, inNetns runs t again, alone, in a new one (unshare
+// -n, which needs root: without it the test says so and skips), checks
+// that it passed there, and returns false.
+func inNetns(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(netnsEnv) != "" {
+		return true
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("needs unshare(1):", err)
+	}
+	cmd := exec.Command("unshare", "-n", os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), netnsEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil && strings.Contains(string(out), "unshare failed") {
+		t.Skip("needs root for a network namespace:", strings.TrimSpace(string(out)))
+	}
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: "+t.Name(), "%s", out)
+	return false
+}
 
 // TestAnyIPNamespace sets up, in a network namespace of its own, what the
 // issue found: a prefix routed locally (AnyIP), ip route add local
@@ -146,18 +169,7 @@ const netnsEnv = "CONNECTPROXY_TEST_NETNS"
 // refused, and with AllowMachine the proxy's own port on it is refused.
 // It needs root (unshare -n); the test says so and skips without it.
 func TestAnyIPNamespace(t *testing.T) {
-	if os.Getenv(netnsEnv) == "" {
-		if _, err := exec.LookPath("unshare"); err != nil {
-			t.Skip("needs unshare(1):", err)
-		}
-		cmd := exec.Command("unshare", "-n", os.Args[0], "-test.run=^TestAnyIPNamespace$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), netnsEnv+"=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil && strings.Contains(string(out), "unshare failed") {
-			t.Skip("needs root for a network namespace:", strings.TrimSpace(string(out)))
-		}
-		require.NoError(t, err, "%s", out)
-		require.Contains(t, string(out), "--- PASS: TestAnyIPNamespace", "%s", out)
+	if !inNetns(t) {
 		return
 	}
 	for _, args := range [][]string{{"link", "set", "lo", "up"}, {"route", "add", "local", "45.45.46.0/24", "dev", "lo"}} {
