@@ -72,9 +72,10 @@ var (
 
 	// ErrTryAgain is returned when Redis Cluster could not serve the call
 	// for now, after go-redis's ClusterClient retried it with backoff
-	// (ClusterOptions.MaxRedirects times, 3 by default): the filter's slot
-	// is being migrated (TRYAGAIN, MOVED or ASK), or the cluster is failing
-	// over (CLUSTERDOWN, MASTERDOWN, READONLY, LOADING). It is also
+	// (ClusterOptions.MaxRedirects times, 3 by default) and redisfilter
+	// sent it again for about 300 ms more, within the call's context: the
+	// filter's slot is being migrated (TRYAGAIN, MOVED or ASK), or the
+	// cluster is failing over (CLUSTERDOWN, MASTERDOWN, READONLY, LOADING). It is also
 	// returned by an Open that other processes kept changing the filter
 	// under. No answer was given, so none is wrong: retry in a moment.
 	ErrTryAgain = errors.New("redisfilter: slot is migrating")

@@ -199,7 +199,9 @@ func TestReplicaRestartedEmpty(t *testing.T) {
 
 // TestReplicaReadsDuringReshard moves the slots of some of a filter's
 // shards to another master with redis-cli --cluster reshard while
-// goroutines read from replicas: no read reports a loss or answers false.
+// goroutines read from replicas: no read reports a loss or answers false,
+// and hardly any fails. Before send paused for a slot's move to settle,
+// 1 to 2% of the reads failed with ErrTryAgain in three runs of four.
 func TestReplicaReadsDuringReshard(t *testing.T) {
 	cl, rdb, f, values := replicaFilter(t)
 	ctx := testContext(t)
@@ -243,6 +245,7 @@ func TestReplicaReadsDuringReshard(t *testing.T) {
 	require.NoError(t, err, "redis-cli --cluster reshard: %s", out)
 	time.Sleep(500 * time.Millisecond)
 	load.finish(t)
+	assert.LessOrEqual(t, 100*load.otherErrs.Load(), load.calls.Load(), "over 1%% of the reads failed")
 	rdb.ReloadState(ctx)
 	moved, err := rdb.MasterForKey(ctx, f.Keys()[0])
 	require.NoError(t, err)

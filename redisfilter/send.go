@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -75,55 +76,102 @@ func (c *core[T]) send(ctx context.Context, reqs []*request, rt route) {
 			cl.ReloadState(ctx)
 			reloaded = true
 		}
-		// go-redis sends a read to a replica if the client was created
-		// with ReadOnly, and picks the node for each command of it on its
-		// own, and again for each command that failed: there a read of
-		// several commands, whose checks must come from the node that
-		// answers its bits, goes to its master as the slot map now has it,
-		// all of it, and if that node too redirects it, fails with
-		// ErrTryAgain. (An EVAL before it, which made go-redis route the
-		// pipeline to the masters, did not hold for the commands go-redis
-		// sent again, which a replica restarted empty answered with zero
-		// bits.) Without ReadOnly, go-redis sends each command to the
-		// master that holds its key, following ASK while a slot migrates:
-		// a key is whole on one node, so each answer is that key's.
-		if !r.tx && len(r.cmds) > 1 && cl.Options().ReadOnly {
-			r.err, r.res, r.replica = nil, nil, false
-			node, err := cl.MasterForKey(ctx, r.shard.key)
-			if err != nil {
-				r.err = err
-				continue
+		c.resend(ctx, cl, r, rt)
+	}
+	// go-redis's own retries of a redirected request (MaxRedirects, 3 by
+	// default, with its backoff) can all fall within the moment that a
+	// slot's move takes to settle: the master has handed the slot on, and
+	// the client's map, reloaded in the background, does not say so yet.
+	// The requests still redirected are sent again after a pause, twice as
+	// long each time, up to settleTries times, within ctx.
+	for try, pause := 0, settlePause; try < settleTries; try, pause = try+1, 2*pause {
+		var redirects []*request
+		for _, r := range reqs {
+			if r.err != nil && redirected(r.err) {
+				redirects = append(redirects, r)
 			}
-			c.sendTo(ctx, node, []*request{r}, rt)
-			continue
 		}
-		r.err, r.res, r.replica = nil, nil, rt != write && cl.Options().ReadOnly
-		cmds := make([]*redis.Cmd, len(r.cmds))
-		add := func(p redis.Pipeliner) error {
-			for i, args := range r.cmds {
-				cmds[i] = p.Do(ctx, args...)
-			}
-			return nil
+		if len(redirects) == 0 || !sleep(ctx, pause) {
+			return
 		}
-		var err error
-		if r.tx {
-			_, err = cl.TxPipelined(ctx, add)
-		} else {
-			_, err = cl.Pipelined(ctx, add)
+		cl.ReloadState(ctx)
+		for _, r := range redirects {
+			c.resend(ctx, cl, r, rt)
 		}
-		if err != nil && !anyErr([][]*redis.Cmd{cmds}, nil) {
+	}
+}
+
+// settleTries and settlePause bound the pauses of send for a slot's move to
+// settle: 10, 20, 40, 80 and 160 ms, 310 ms in all.
+const (
+	settleTries = 5
+	settlePause = 10 * time.Millisecond
+)
+
+// sleep waits for d, and reports false, at once, if ctx ends first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// resend sends r, which its node refused (MOVED, ASK or the like) or a
+// replica could not answer, again through go-redis's routing, or to its
+// master as the slot map now has it.
+func (c *core[T]) resend(ctx context.Context, cl *redis.ClusterClient, r *request, rt route) {
+	// go-redis sends a read to a replica if the client was created
+	// with ReadOnly, and picks the node for each command of it on its
+	// own, and again for each command that failed: there a read of
+	// several commands, whose checks must come from the node that
+	// answers its bits, goes to its master as the slot map now has it,
+	// all of it, and if that node too redirects it, send tries again
+	// after a pause. (An EVAL before it, which made go-redis route the
+	// pipeline to the masters, did not hold for the commands go-redis
+	// sent again, which a replica restarted empty answered with zero
+	// bits.) Without ReadOnly, go-redis sends each command to the
+	// master that holds its key, following ASK while a slot migrates:
+	// a key is whole on one node, so each answer is that key's.
+	if !r.tx && len(r.cmds) > 1 && cl.Options().ReadOnly {
+		r.err, r.res, r.replica = nil, nil, false
+		node, err := cl.MasterForKey(ctx, r.shard.key)
+		if err != nil {
 			r.err = err
-			continue
+			return
 		}
-		for i, cmd := range cmds {
-			c.meter.send(r.cmds[i])
-			c.meter.receive(cmd.Val(), cmd.Err())
-			r.record(cmd)
+		c.sendTo(ctx, node, []*request{r}, rt)
+		return
+	}
+	r.err, r.res, r.replica = nil, nil, rt != write && cl.Options().ReadOnly
+	cmds := make([]*redis.Cmd, len(r.cmds))
+	add := func(p redis.Pipeliner) error {
+		for i, args := range r.cmds {
+			cmds[i] = p.Do(ctx, args...)
 		}
-		if rt == write && c.wait.replicas > 0 {
-			// go-redis chose the connection: no WAIT can confirm it.
-			r.unconfirmed = fmt.Errorf("%w: the write was redirected to another node (the slot moved), where no WAIT can confirm it; the bits are set", ErrNotReplicated)
-		}
+		return nil
+	}
+	var err error
+	if r.tx {
+		_, err = cl.TxPipelined(ctx, add)
+	} else {
+		_, err = cl.Pipelined(ctx, add)
+	}
+	if err != nil && !anyErr([][]*redis.Cmd{cmds}, nil) {
+		r.err = err
+		return
+	}
+	for i, cmd := range cmds {
+		c.meter.send(r.cmds[i])
+		c.meter.receive(cmd.Val(), cmd.Err())
+		r.record(cmd)
+	}
+	if rt == write && c.wait.replicas > 0 {
+		// go-redis chose the connection: no WAIT can confirm it.
+		r.unconfirmed = fmt.Errorf("%w: the write was redirected to another node (the slot moved), where no WAIT can confirm it; the bits are set", ErrNotReplicated)
 	}
 }
 
