@@ -96,10 +96,8 @@ func (c *core[T]) open(ctx context.Context, s settings) error {
 			create, err = c.decide(seen, s, watch.live(seen[0].cfg))
 		}
 		if errors.Is(err, errWait) {
-			select {
-			case <-ctx.Done():
+			if !sleep(ctx, pollInterval) {
 				return c.wrap(ctx, "open", ctx.Err())
-			case <-time.After(pollInterval):
 			}
 			continue
 		}
