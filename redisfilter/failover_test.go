@@ -171,14 +171,7 @@ func TestHybridFailover(t *testing.T) {
 	require.NoError(t, err)
 	master, err := rdb.MasterForKey(ctx, f.Keys()[0])
 	require.NoError(t, err)
-	var onMaster []int
-	for s, key := range f.Keys() {
-		m, err := rdb.MasterForKey(ctx, key)
-		require.NoError(t, err)
-		if m.Options().Addr == master.Options().Addr {
-			onMaster = append(onMaster, s)
-		}
-	}
+	onMaster := shardsOn(ctx, t, rdb, f, master)
 	old, replica := masterAndReplica(ctx, t, cl, master)
 	oldClient, replicaClient := newClient(old.socket()), newClient(replica.socket())
 	t.Cleanup(func() { oldClient.Close(); replicaClient.Close() })
@@ -233,14 +226,7 @@ func TestHybridFailover(t *testing.T) {
 	p.phase.Store(3)
 	flushed, err := rdb.MasterForKey(ctx, f.Keys()[onOther(onMaster, len(f.Keys()))])
 	require.NoError(t, err)
-	var onFlushed []int
-	for s, key := range f.Keys() {
-		m, err := rdb.MasterForKey(ctx, key)
-		require.NoError(t, err)
-		if m.Options().Addr == flushed.Options().Addr {
-			onFlushed = append(onFlushed, s)
-		}
-	}
+	onFlushed := shardsOn(ctx, t, rdb, f, flushed)
 	require.NoError(t, flushed.FlushAll(ctx).Err())
 	time.Sleep(time.Second)
 	put := p.finish()
@@ -281,4 +267,18 @@ func TestHybridFailover(t *testing.T) {
 			require.True(t, ok, "Hybrid %d lacks %q", i, put[j])
 		}
 	}
+}
+
+// shardsOn returns the indexes of f's shards that master serves.
+func shardsOn(ctx context.Context, t *testing.T, rdb *redis.ClusterClient, f *redisfilter.Filter[string], master *redis.Client) []int {
+	t.Helper()
+	var on []int
+	for s, key := range f.Keys() {
+		m, err := rdb.MasterForKey(ctx, key)
+		require.NoError(t, err)
+		if m.Options().Addr == master.Options().Addr {
+			on = append(on, s)
+		}
+	}
+	return on
 }

@@ -16,16 +16,7 @@ import (
 // TestTunnelsSplice checks that a tunnel between TCP connections moves its
 // bytes through the proxy's pipes, and gives them back once done.
 func TestTunnelsSplice(t *testing.T) {
-	for len(pipes) > 0 {
-		(<-pipes).close()
-	}
-	// Both directions of the tunnel make pipes, each in its goroutine.
-	var made atomic.Int64
-	pipe2 = func(fds []int, flags int) error {
-		made.Add(1)
-		return syscall.Pipe2(fds, flags)
-	}
-	t.Cleanup(func() { pipe2 = syscall.Pipe2 })
+	made := countPipes(t)
 	p := startProxy(t, config{})
 	echoBytes(t, p, "", strings.Repeat("spliced ", 300_000))
 	p.waitTunnels()
@@ -36,11 +27,7 @@ func TestTunnelsSplice(t *testing.T) {
 // TestTunnelsWithoutPipes checks that a tunnel still carries its bytes
 // when no pipe can be made, as when the process is out of descriptors.
 func TestTunnelsWithoutPipes(t *testing.T) {
-	for len(pipes) > 0 {
-		(<-pipes).close()
-	}
-	pipe2 = func([]int, int) error { return syscall.EMFILE }
-	t.Cleanup(func() { pipe2 = syscall.Pipe2 })
+	setPipe2(t, func([]int, int) error { return syscall.EMFILE })
 	p := startProxy(t, config{})
 	echoBytes(t, p, "", strings.Repeat("copied ", 300_000))
 	p.waitTunnels()
@@ -52,15 +39,7 @@ func TestTunnelsWithoutPipes(t *testing.T) {
 // TestIdleTunnelsHoldNoPipe checks that a tunnel that carried bytes both
 // ways and waits for more has given its pipes back, while it is open.
 func TestIdleTunnelsHoldNoPipe(t *testing.T) {
-	for len(pipes) > 0 {
-		(<-pipes).close()
-	}
-	var made atomic.Int64
-	pipe2 = func(fds []int, flags int) error {
-		made.Add(1)
-		return syscall.Pipe2(fds, flags)
-	}
-	t.Cleanup(func() { pipe2 = syscall.Pipe2 })
+	made := countPipes(t)
 	p := startProxy(t, config{})
 	resp, conn, br := p.rawConnect(t, connectRequest(echoServer(t)), "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -75,4 +54,25 @@ func TestIdleTunnelsHoldNoPipe(t *testing.T) {
 		hangGuard, time.Millisecond, "the open tunnel gave back every pipe it made")
 	conn.Close()
 	p.waitTunnels()
+}
+
+// setPipe2 empties the pool of pipes and makes them with f until t ends.
+func setPipe2(t *testing.T, f func(fds []int, flags int) error) {
+	for len(pipes) > 0 {
+		(<-pipes).close()
+	}
+	pipe2 = f
+	t.Cleanup(func() { pipe2 = syscall.Pipe2 })
+}
+
+// countPipes empties the pool of pipes and counts those made until t ends.
+// The count is atomic: both directions of a tunnel make pipes, each in its
+// goroutine.
+func countPipes(t *testing.T) *atomic.Int64 {
+	made := new(atomic.Int64)
+	setPipe2(t, func(fds []int, flags int) error {
+		made.Add(1)
+		return syscall.Pipe2(fds, flags)
+	})
+	return made
 }

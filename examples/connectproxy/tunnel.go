@@ -127,10 +127,10 @@ func (t *tunnel) close() {
 	}
 }
 
-// half copies src to dst with c, counting bytes, until src's end, which it passes
-// on to dst, letting the other direction finish; on an error, or once the
-// tunnel is idle, it ends the tunnel, so that the other direction does not
-// wait for a peer that is gone.
+// half copies src to dst with c, counting bytes, until src's end, which it
+// passes on to dst, letting the other direction finish; on an error, or
+// once the tunnel is idle, it ends the tunnel, so that the other direction
+// does not wait for a peer that is gone.
 //
 // No deadline moves with each byte: src's read deadline is when the tunnel
 // would be idle, and when it passes, the time of the other direction's
