@@ -145,14 +145,23 @@ const netnsEnv = "CONNECTPROXY_TEST_NETNS"
 // that it passed there, and returns false.
 func inNetns(t *testing.T) bool {
 	t.Helper()
-	if os.Getenv(netnsEnv) != "" {
+	own, err := os.Readlink("/proc/self/ns/net")
+	if outer := os.Getenv(netnsEnv); outer != "" {
+		// The test changes routes and settings: never those of the
+		// namespace it was started from, which the variable names.
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(outer, "net:[") && outer != own,
+			"%s=%s: this is not a namespace of its own (it is %s)", netnsEnv, outer, own)
 		return true
+	}
+	if err != nil {
+		t.Skip("needs /proc/self/ns/net:", err)
 	}
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("needs unshare(1):", err)
 	}
 	cmd := exec.Command("unshare", "-n", os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), netnsEnv+"=1")
+	cmd.Env = append(os.Environ(), netnsEnv+"="+own)
 	out, err := cmd.CombinedOutput()
 	if err != nil && strings.Contains(string(out), "unshare failed") {
 		t.Skip("needs root for a network namespace:", strings.TrimSpace(string(out)))
