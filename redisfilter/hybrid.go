@@ -139,9 +139,9 @@ func (h *Hybrid[T]) MightContain(v T) bool {
 // overlapped as [bloom.Filter.PutMany] overlaps them. With the built-in
 // funnels, PutMany does not allocate.
 func (h *Hybrid[T]) PutMany(vs []T) {
-	// 64 values at a time, as many as bloom's PutMany and PutHashes
+	// 128 values at a time, as many as bloom's PutMany and PutHashes
 	// prefetch at once.
-	var hs [64]funnel.Hash
+	var hs [128]funnel.Hash
 	var changed [len(hs)]bool
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))

@@ -9,13 +9,23 @@ import (
 
 // BatchSize is the most hashes PutMany, MightContainMany and Prefetch take
 // at once. On a filter larger than the caches a batch's probes are
-// prefetched round by round, so a round keeps up to BatchSize misses in
-// flight, more than the 20 or so a core tracks, and the rounds' last few
-// misses, which wait alone, are spread over many values. Of the sizes
-// BenchmarkBatch compares at 1e8 keys, 64 was the fastest for present
-// values and within noise for a mix (bench/results/choices.md), and its
-// state (1 KB of hashes) is the smallest of those that are.
-const BatchSize = 64
+// prefetched round by round, in lanes of laneSize values, so a round keeps
+// many misses in flight, more than the 20 or so a core tracks. The larger
+// the batch, the more values share the rounds' last few misses, which wait
+// alone: of the batches BenchmarkBatch compares at 1e8 keys, 128 took
+// absent values a quarter less time than 64, with present values and puts
+// within noise, and 256 was no faster (bench/results/choices.md). A
+// lane's values are uint8 indexes into its batch, so BatchSize is at most
+// 256.
+const BatchSize = 128
+
+// laneSize is the most values a lane holds. Of the lanes compared at a
+// batch of 128 (bench/results/choices.md), 2 of 64 were as fast as 4 of
+// 32 or faster, and 8 of 16 slower.
+const laneSize = 64
+
+// nLanes is the number of lanes a full batch goes in.
+const nLanes = BatchSize / laneSize
 
 // smallBatch is the batch of the loops that probe an array in the caches,
 // whose alive set is a 64-bit mask.
@@ -72,17 +82,17 @@ func (p Prober) Prefetch(hs []Hash, k int, bits *bitarray.Array) {
 // hashes, and leaves the same bits set.
 //
 // On a large array it works round by round, the jth bit of every value in
-// turn, in two lanes as MightContainMany does: a lane's round is
-// prefetched, and while the other lane's prefetches are in flight its words
-// are read and the bits that were clear are set, in words that are in the
-// cache by then. With atomic writes that order matters most: an atomic OR
+// turn, in lanes as MightContainMany does: a lane's round is prefetched,
+// and while the other lanes' prefetches are in flight its words are read
+// and the bits that were clear are set, in words that are in the cache by
+// then. With atomic writes that order matters most: an atomic OR
 // waits for every load before it, so interleaving ORs with the loads of a
 // round would serialize the misses that dominate the cost of a filter
 // larger than the caches.
 func (p Prober) PutMany(hs []Hash, k int, bits *bitarray.Array) {
 	if Prefetches(bits) {
-		var ls [2]lane
-		p.runLanes(&ls, hs, k, bits, true)
+		var ls [nLanes]lane
+		p.runLanes(ls[:], hs, k, bits, true)
 		return
 	}
 	if !p.plain {
@@ -109,9 +119,9 @@ func (p Prober) PutMany(hs []Hash, k int, bits *bitarray.Array) {
 //
 // It works round by round, the jth bit of every value still alive, so that
 // the loads of different values overlap, and a value leaves the rounds at
-// its first clear bit. On a large array the batch goes in two lanes, each
-// a half of it: a lane's round is prefetched, and its bits are tested
-// while the other lane's prefetches are in flight, so that the core always
+// its first clear bit. On a large array the batch goes in lanes of up to
+// laneSize values: a lane's round is prefetched, and its bits are tested
+// while the other lanes' prefetches are in flight, so that the core always
 // has misses outstanding instead of waiting for the last of a round's. The
 // values still alive are kept in a list updated without branches: on a
 // full filter a bit is set or not about as often, so a branch on it is
@@ -134,8 +144,8 @@ func (p Prober) MightContainMany(hs []Hash, k int, bits *bitarray.Array, out []b
 // [Prefetches]: one of many that take turns, such as a bloom.Scalable's
 // older stages, which together outgrow the caches one alone fits.
 func (p Prober) MightContainManyPrefetched(hs []Hash, k int, bits *bitarray.Array, out []bool) {
-	var ls [2]lane
-	p.runLanes(&ls, hs, k, bits, false)
+	var ls [nLanes]lane
+	p.runLanes(ls[:], hs, k, bits, false)
 	clear(out[:len(hs)])
 	for l := range ls {
 		for _, i := range ls[l].live[:ls[l].n] {
@@ -144,18 +154,20 @@ func (p Prober) MightContainManyPrefetched(hs []Hash, k int, bits *bitarray.Arra
 	}
 }
 
-// runLanes splits hs into the two lanes ls and takes them through their k
-// rounds, each lane's round tested while the other's prefetches are in
-// flight. With put set, a round sets the bits that were clear; otherwise it
+// runLanes splits hs evenly among the lanes ls, each of which holds
+// len(hs)/len(ls) values or one more, and takes them through their k
+// rounds in turn, each lane's round tested while the others' prefetches
+// are in flight. With put set, a round sets the bits that were clear; otherwise it
 // keeps the values whose bit is set, and those alive at the end are the
 // ones all of whose bits are.
-func (p Prober) runLanes(ls *[2]lane, hs []Hash, k int, bits *bitarray.Array, put bool) {
-	half := (len(hs) + 1) / 2
-	ls[0].start(0, half)
-	ls[1].start(half, len(hs))
-	ls[0].issue(p, hs, k, bits)
-	ls[1].issue(p, hs, k, bits)
-	for ls[0].busy(k) || ls[1].busy(k) {
+func (p Prober) runLanes(ls []lane, hs []Hash, k int, bits *bitarray.Array, put bool) {
+	n, m := len(hs), len(ls)
+	for l := range ls {
+		ls[l].start(l*n/m, (l+1)*n/m)
+		ls[l].issue(p, hs, k, bits)
+	}
+	for busy := true; busy; {
+		busy = false
 		for l := range ls {
 			if !ls[l].busy(k) {
 				continue
@@ -166,16 +178,17 @@ func (p Prober) runLanes(ls *[2]lane, hs []Hash, k int, bits *bitarray.Array, pu
 				ls[l].test(bits)
 			}
 			ls[l].issue(p, hs, k, bits)
+			busy = busy || ls[l].busy(k)
 		}
 	}
 }
 
-// A lane is one half of a batch that MightContainMany or PutMany probes:
+// A lane is a part of a batch that MightContainMany or PutMany probes:
 // the values still alive, the words of their current round and that
 // round's number.
 type lane struct {
-	live [BatchSize / 2]uint8
-	idx  [BatchSize / 2]uint64
+	live [laneSize]uint8
+	idx  [laneSize]uint64
 	n, j int
 }
 

@@ -59,6 +59,12 @@ func TestLargeArrayLookups(t *testing.T) {
 				require.Equal(t, want[i], p.MightContain(h.H1, h.H2, k, a), "%s: MightContain of value %d", name, i)
 				require.Equal(t, want[i], out[i], "%s: MightContainMany of value %d", name, i)
 			}
+			// Batches shorter than a full one leave some lanes short or
+			// empty.
+			for _, m := range []int{1, 2, 3, laneSize + 1, BatchSize - 1} {
+				p.MightContainMany(hs[:m], k, a, out)
+				require.Equal(t, want[:m], out[:m], "%s: MightContainMany of %d values", name, m)
+			}
 		}
 	}
 }

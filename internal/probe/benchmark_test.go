@@ -49,7 +49,7 @@ func bigArray() {
 // batches calls f with b.N hashes cycled from hs, batch at a time, so that
 // ns/op is per value.
 func batches(b *testing.B, hs []Hash, batch int, f func(hs []Hash, out []bool)) {
-	out := make([]bool, BatchSize)
+	out := make([]bool, max(batch, BatchSize))
 	b.ResetTimer()
 	for done, t := 0, 0; done < b.N; {
 		m := min(batch, b.N-done, len(hs)-t)
@@ -63,9 +63,10 @@ func batches(b *testing.B, hs []Hash, batch int, f func(hs []Hash, out []bool)) 
 
 // BenchmarkBatch compares, on the 1e8-key array, MightContainMany and
 // PutMany with the paths of an array in the caches (no prefetches: the
-// batch code before prefetching), in batches of 32 against BatchSize, and
-// the two lanes of MightContainMany and PutMany against one batch going
-// round by round.
+// batch code before prefetching), in batches of 32 against BatchSize, the
+// lanes of MightContainMany and PutMany against one batch going round by
+// round, and batches of 64, 128 and 256 values in lanes of laneSize (one
+// lane, two and four).
 func BenchmarkBatch(b *testing.B) {
 	bigArray()
 	p := For(false, false)
@@ -82,6 +83,12 @@ func BenchmarkBatch(b *testing.B) {
 		b.Run("op=MightContainMany/keys="+name+"/path=rounds/batch="+strconv.Itoa(BatchSize), func(b *testing.B) {
 			batches(b, keys[name], BatchSize, func(hs []Hash, out []bool) { p.mightContainRounds(hs, bigK, big.bits, out) })
 		})
+		for _, size := range lanesBatches {
+			b.Run("op=MightContainMany/keys="+name+"/path=lanes/batch="+strconv.Itoa(size), func(b *testing.B) {
+				ls := make([]lane, size/laneSize)
+				batches(b, keys[name], size, func(hs []Hash, _ []bool) { p.runLanes(ls, hs, bigK, big.bits, false) })
+			})
+		}
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	fresh := make([]Hash, 1<<20)
@@ -105,7 +112,17 @@ func BenchmarkBatch(b *testing.B) {
 	b.Run("op=PutMany/path=rounds/batch="+strconv.Itoa(BatchSize), func(b *testing.B) {
 		batches(b, fresh, BatchSize, func(hs []Hash, _ []bool) { p.putManyRounds(hs, bigK, big.bits) })
 	})
+	for _, size := range lanesBatches {
+		b.Run("op=PutMany/path=lanes/batch="+strconv.Itoa(size), func(b *testing.B) {
+			ls := make([]lane, size/laneSize)
+			batches(b, fresh, size, func(hs []Hash, _ []bool) { p.runLanes(ls, hs, bigK, big.bits, true) })
+		})
+	}
 }
+
+// lanesBatches are the batch sizes BenchmarkBatch runs in lanes of laneSize;
+// a lane's live values are uint8 indexes, so a batch holds at most 256.
+var lanesBatches = []int{64, 128, 256}
 
 // BenchmarkSingle times single lookups on the 1e8-key array, chained (each
 // lookup's key chosen by the answer before, so that ns/op is the latency of
@@ -433,7 +450,7 @@ func (p Prober) putManyRounds(hs []Hash, k int, bits *bitarray.Array) {
 // in bench's README, "Against the machine's limits"):
 //
 //   - parts=all: MightContainMany and PutMany, fed hashes (no hashing);
-//   - parts=no-index: the same two lanes fed each probe's bit index,
+//   - parts=no-index: the same lanes fed each probe's bit index,
 //     computed beforehand, so that only the loads, the prefetches and the
 //     lanes' bookkeeping remain;
 //   - parts=plain-writes: PutMany with plain writes, no locked instruction;
@@ -472,8 +489,8 @@ func BenchmarkBatchParts(b *testing.B) {
 			batchesOf(b, len(keys[name]), func(lo, hi int) { p.MightContainMany(keys[name][lo:hi], bigK, big.bits, out) })
 		})
 		b.Run("op=MightContainMany/keys="+name+"/parts=no-index", func(b *testing.B) {
-			var ls [2]lane
-			batchesOf(b, len(keys[name]), func(lo, hi int) { runLanesIdx(p, &ls, idx[name][lo*bigK:hi*bigK], bigK, big.bits, false) })
+			var ls [nLanes]lane
+			batchesOf(b, len(keys[name]), func(lo, hi int) { runLanesIdx(p, ls[:], idx[name][lo*bigK:hi*bigK], bigK, big.bits, false) })
 		})
 	}
 	// Each run of a PutMany puts values that no run before it put: the
@@ -497,8 +514,8 @@ func BenchmarkBatchParts(b *testing.B) {
 	})
 	b.Run("op=PutMany/keys=new/parts=no-index", func(b *testing.B) {
 		_, x := newValues()
-		var ls [2]lane
-		batchesOf(b, pool, func(lo, hi int) { runLanesIdx(p, &ls, x[lo*bigK:hi*bigK], bigK, big.bits, true) })
+		var ls [nLanes]lane
+		batchesOf(b, pool, func(lo, hi int) { runLanesIdx(p, ls[:], x[lo*bigK:hi*bigK], bigK, big.bits, true) })
 	})
 	b.Run("op=PutMany/keys=new/parts=plain-writes", func(b *testing.B) {
 		hs, _ := newValues()
@@ -552,14 +569,14 @@ func batchesOf(b *testing.B, n int, f func(lo, hi int)) {
 
 // runLanesIdx is runLanes fed each probe's bit index rather than the
 // values' hashes: idx[i*k+j] is the index of probe j of the ith value.
-func runLanesIdx(p Prober, ls *[2]lane, idx []uint32, k int, bits *bitarray.Array, put bool) {
-	n := len(idx) / k
-	half := (n + 1) / 2
-	ls[0].start(0, half)
-	ls[1].start(half, n)
-	ls[0].issueIdx(idx, k, bits)
-	ls[1].issueIdx(idx, k, bits)
-	for ls[0].busy(k) || ls[1].busy(k) {
+func runLanesIdx(p Prober, ls []lane, idx []uint32, k int, bits *bitarray.Array, put bool) {
+	n, m := len(idx)/k, len(ls)
+	for l := range ls {
+		ls[l].start(l*n/m, (l+1)*n/m)
+		ls[l].issueIdx(idx, k, bits)
+	}
+	for busy := true; busy; {
+		busy = false
 		for l := range ls {
 			if !ls[l].busy(k) {
 				continue
@@ -570,6 +587,7 @@ func runLanesIdx(p Prober, ls *[2]lane, idx []uint32, k int, bits *bitarray.Arra
 				ls[l].test(bits)
 			}
 			ls[l].issueIdx(idx, k, bits)
+			busy = busy || ls[l].busy(k)
 		}
 	}
 }

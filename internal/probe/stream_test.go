@@ -24,10 +24,10 @@ type streamLookups struct {
 }
 
 type streamLane struct {
-	h   [BatchSize / 2]Hash
-	o   [BatchSize / 2]int   // where the value's answer goes
-	j   [BatchSize / 2]uint8 // its round; k is at most 255
-	idx [BatchSize / 2]uint64
+	h   [laneSize]Hash
+	o   [laneSize]int   // where the value's answer goes
+	j   [laneSize]uint8 // its round; k is at most 255
+	idx [laneSize]uint64
 	n   int
 }
 

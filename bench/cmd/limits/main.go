@@ -2,10 +2,11 @@
 // runs on, for filters larger than the caches. In one run, for each size
 // and key type, it times the two limits over memory made as a filter's is
 // (a chain of dependent random loads: the latency of a miss; independent
-// random loads: the throughput of misses), then mitzbloom's operations, and
-// prints each operation's time per key over the limit it should approach:
+// random loads: the throughput of misses), then mitzbloom's operations,
+// each run right after a run of the limit it should approach, and prints
+// each operation's time per key over that limit:
 //
-//	go -C bench run ./cmd/limits                       # 1e6, 1e7, 1e8; about 12 minutes
+//	go -C bench run ./cmd/limits                       # 1e6, 1e7, 1e8; about 20 minutes
 //	go -C bench run ./cmd/limits -sizes 1e8 -count 5
 //
 // A batch operation is compared with as many independent loads as the
@@ -62,27 +63,55 @@ func main() {
 	fmt.Printf("\nload average after: %s\n", loadAverage())
 }
 
-// report runs every case count times, round robin, so that the limits and
-// the operations see the same machine, and prints a row per case.
+// report runs every case count times, round robin, and prints a row per
+// case. The limits move by half from minute to minute on a shared machine,
+// so an operation's ratio is not taken to a limit timed minutes away:
+// every run of an operation follows a run of its limit, and the ratio
+// reported is the median of the runs' ratios, each to the limit timed just
+// before it.
 func report(n int64, key string, cases []limitCase, count int) {
-	runs := make([][]float64, len(cases))
+	byName := make(map[string]limitCase)
+	for _, c := range cases {
+		byName[c.Name] = c
+	}
+	time1 := func(c limitCase) float64 {
+		r := testing.Benchmark(c.Run)
+		if r.N == 0 {
+			log.Fatalf("n=%s key=%s %s: the benchmark failed", bench.SizeName(n), key, c.Name)
+		}
+		return float64(r.T.Nanoseconds()) / float64(r.N)
+	}
+	runs := make([][]float64, len(cases))   // ns a key of each run
+	ratios := make([][]float64, len(cases)) // each run's over its limit's
+	limits := make([][]float64, len(cases)) // that limit, ns a load
 	for range count {
 		for i, c := range cases {
-			r := testing.Benchmark(c.Run)
-			if r.N == 0 {
-				log.Fatalf("n=%s key=%s %s: the benchmark failed", bench.SizeName(n), key, c.Name)
+			limit := 0.0
+			switch {
+			case c.Dependent:
+				limit = time1(byName[dependentLoadsCase])
+			case c.Lines != nil:
+				limit = time1(byName[independentLoadsCase])
 			}
-			runs[i] = append(runs[i], float64(r.T.Nanoseconds())/float64(r.N))
+			t := time1(c)
+			runs[i] = append(runs[i], t)
+			if limit > 0 {
+				limits[i] = append(limits[i], limit)
+				lines := 1.0
+				if !c.Dependent {
+					lines = c.Lines()
+				}
+				ratios[i] = append(ratios[i], t/(lines*limit))
+			}
 		}
 	}
 	ns := make(map[string]float64)
 	for i, c := range cases {
 		ns[c.Name] = median(runs[i])
 	}
-	dep, indep := ns[dependentLoadsCase], ns[independentLoadsCase]
 	name := bench.SizeName(n)
 	huge := memoryHugePageShare()
-	for _, c := range cases {
+	for i, c := range cases {
 		t := ns[c.Name]
 		switch c.Name {
 		case hashCase, hashChainedCase:
@@ -96,12 +125,15 @@ func report(n int64, key string, cases []limitCase, count int) {
 		if c.Lines != nil {
 			l := c.Lines()
 			lines, perLine = fmt.Sprintf("%.2f", l), fmt.Sprintf("%.1f", t/l)
-			limit = fmt.Sprintf("%.2f × %.1f (independent)", l, indep)
-			ratio = t / (l * indep)
 		}
-		if c.Dependent {
-			limit = fmt.Sprintf("%.1f (one dependent; k together: %.1f)", dep, ns[groupLoadsCase])
-			ratio = t / dep
+		if len(ratios[i]) > 0 {
+			ratio = median(ratios[i])
+			lim := median(limits[i])
+			if c.Dependent {
+				limit = fmt.Sprintf("%.1f (one dependent; k together: %.1f)", lim, ns[groupLoadsCase])
+			} else {
+				limit = fmt.Sprintf("%s × %.1f (independent)", lines, lim)
+			}
 		}
 		target := ""
 		if c.Target > 0 {
