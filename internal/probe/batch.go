@@ -155,11 +155,11 @@ func (p Prober) MightContainManyPrefetched(hs []Hash, k int, bits *bitarray.Arra
 }
 
 // runLanes splits hs evenly among the lanes ls, each of which holds
-// len(hs)/len(ls) values or one more, and takes them through their k
-// rounds in turn, each lane's round tested while the others' prefetches
-// are in flight. With put set, a round sets the bits that were clear; otherwise it
-// keeps the values whose bit is set, and those alive at the end are the
-// ones all of whose bits are.
+// len(hs)/len(ls) values or one more, at most laneSize, and takes them
+// through their k rounds in turn, each lane's round tested while the
+// others' prefetches are in flight. With put set, a round sets the bits
+// that were clear; otherwise it keeps the values whose bit is set, and
+// those alive at the end are the ones all of whose bits are.
 func (p Prober) runLanes(ls []lane, hs []Hash, k int, bits *bitarray.Array, put bool) {
 	n, m := len(hs), len(ls)
 	for l := range ls {
