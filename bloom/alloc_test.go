@@ -17,7 +17,7 @@ func allocsOf[T any](t *testing.T, f funnel.Funnel[T], v T) {
 	t.Helper()
 	for _, s := range []strategy.Strategy{strategy.Murmur128Mitz32, strategy.Murmur128Mitz64} {
 		for _, m := range writeModes {
-			filter := mustNew(t, f, 1000, 0.01, append([]bloom.Option{bloom.WithStrategy(s)}, m.opts...)...)
+			filter := mustNewMode(t, m, f, 1000, 0.01, bloom.WithStrategy(s))
 			assert.Zero(t, testing.AllocsPerRun(1000, func() { filter.Put(v) }), "Put %T %v %s", f, s, m.name)
 			assert.Zero(t, testing.AllocsPerRun(1000, func() { filter.MightContain(v) }), "MightContain %T %v %s", f, s, m.name)
 		}

@@ -3,7 +3,7 @@ package bloom
 import (
 	"slices"
 
-	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/bloom/internal/hashing"
 	"github.com/mitzbloom/mitzbloom/internal/probe"
 )
 
@@ -44,7 +44,7 @@ func (f *Filter[T]) MightContainMany(dst []bool, vs []T) []bool {
 }
 
 // hashAll sets hs[i] to the hash of vs[i], for every i of hs.
-func hashAll[T any](h funnel.Hasher[T], hs []probe.Hash, vs []T) {
+func hashAll[T any](h hashing.Hasher[T], hs []probe.Hash, vs []T) {
 	for i := range hs {
 		hs[i].H1, hs[i].H2 = h.Sum128(vs[i])
 	}

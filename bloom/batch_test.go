@@ -37,7 +37,7 @@ func TestBatchMatchesOneByOne(t *testing.T) {
 				for _, m := range writeModes {
 					name := fmt.Sprintf("%v/n=%d/len=%d/%s", s, n, length, m.name)
 					one := mustNew(t, funnel.String, n, 0.01, bloom.WithStrategy(s))
-					many := mustNew(t, funnel.String, n, 0.01, append([]bloom.Option{bloom.WithStrategy(s)}, m.opts...)...)
+					many := mustNewMode(t, m, funnel.String, n, 0.01, bloom.WithStrategy(s))
 					vs := make([]string, length)
 					for i := range vs {
 						vs[i] = fmt.Sprint(r.IntN(2 * length))
@@ -124,9 +124,8 @@ func TestBatchZeroAllocs(t *testing.T) {
 	}
 	for _, s := range bothStrategies {
 		for _, m := range writeModes {
-			opts := append([]bloom.Option{bloom.WithStrategy(s)}, m.opts...)
-			ints := mustNew(t, funnel.Int64, 1000, 0.01, opts...)
-			strs := mustNew(t, funnel.String, 1000, 0.01, opts...)
+			ints := mustNewMode(t, m, funnel.Int64, 1000, 0.01, bloom.WithStrategy(s))
+			strs := mustNewMode(t, m, funnel.String, 1000, 0.01, bloom.WithStrategy(s))
 			iv := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33}
 			sv := []string{"a", "bb", "ccc", "10.0.0.1:443"}
 			dst := make([]bool, 0, 64)

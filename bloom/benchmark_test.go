@@ -155,9 +155,8 @@ func BenchmarkMightContainMany(b *testing.B) {
 
 // BenchmarkFill measures Put and PutMany into an empty filter, up to its
 // expected insertions and then again into a new one, where most bits a Put
-// sets are new: the cost of writing bits, atomically, with
-// WithUnsynchronizedWrites, and through a Builder, which writes as that
-// option does.
+// sets are new: the cost of writing bits, atomically or plainly, and
+// through a Builder, which writes plainly.
 func BenchmarkFill(b *testing.B) {
 	for _, n := range benchSizes {
 		for _, m := range writeModes {
@@ -167,7 +166,7 @@ func BenchmarkFill(b *testing.B) {
 					op = "PutMany"
 				}
 				b.Run(fmt.Sprintf("n=%d/writes=%s/op=%s", n, m.name, op), func(b *testing.B) {
-					benchFill(b, n, batch, m.opts...)
+					benchFill(b, n, batch, m)
 				})
 			}
 		}
@@ -177,8 +176,7 @@ func BenchmarkFill(b *testing.B) {
 	}
 }
 
-// benchFillBuilder is benchFill's Put through a Builder, which writes as a
-// filter made with WithUnsynchronizedWrites does.
+// benchFillBuilder is benchFill's Put through a Builder.
 func benchFillBuilder(b *testing.B, n int64) {
 	keys := benchKeys(n, func(i int64) int64 { return i })
 	builder, err := bloom.NewBuilder(funnel.Int64, n, 0.01)
@@ -204,7 +202,7 @@ func benchFillBuilder(b *testing.B, n int64) {
 // the caches: what setting a new value's bits costs over reading them.
 func BenchmarkPutNew(b *testing.B) {
 	for _, n := range []int64{1e4, 1e6, 1e7} {
-		b.Run(fmt.Sprintf("n=%d/op=Put", n), func(b *testing.B) { benchFill(b, n, false) })
+		b.Run(fmt.Sprintf("n=%d/op=Put", n), func(b *testing.B) { benchFill(b, n, false, writeModes[0]) })
 		b.Run(fmt.Sprintf("n=%d/op=MightContain", n), func(b *testing.B) {
 			benchMightContain(b, funnel.Int64, n, strategy.Murmur128Mitz64, func(i int64) int64 { return i })
 		})
@@ -236,15 +234,12 @@ func benchMightContainPresent(b *testing.B, n int64) {
 	sink = found
 }
 
-// benchFill puts b.N int64 keys into filters of n made with opts, each
-// filled from empty to n keys and then replaced, outside the timer, by an
-// empty one.
-func benchFill(b *testing.B, n int64, batch bool, opts ...bloom.Option) {
+// benchFill puts b.N int64 keys into filters of n that write in mode m,
+// each filled from empty to n keys and then replaced, outside the timer, by
+// an empty one.
+func benchFill(b *testing.B, n int64, batch bool, m writeMode) {
 	keys := benchKeys(n, func(i int64) int64 { return i })
-	filter, err := bloom.New(funnel.Int64, n, 0.01, opts...)
-	if err != nil {
-		b.Fatal(err)
-	}
+	filter := mustNewMode(b, m, funnel.Int64, n, 0.01)
 	b.ReportAllocs()
 	for done := 0; done < b.N; {
 		chunk := keys[:min(len(keys), b.N-done)]
@@ -259,7 +254,7 @@ func benchFill(b *testing.B, n int64, batch bool, opts ...bloom.Option) {
 		}
 		done += len(chunk)
 		b.StopTimer()
-		filter, _ = bloom.New(funnel.Int64, n, 0.01, opts...)
+		filter = mustNewMode(b, m, funnel.Int64, n, 0.01)
 		b.StartTimer()
 	}
 }

@@ -1,13 +1,17 @@
 package bloom
 
-import "github.com/mitzbloom/mitzbloom/funnel"
+import (
+	"fmt"
+
+	"github.com/mitzbloom/mitzbloom/funnel"
+)
 
 // A Builder fills a new [Filter] from one goroutine, with plain memory
 // writes instead of the atomic ones of Filter's Put: several times
 // faster on x86-64, where an atomic write is a locked instruction that
-// waits for every memory access before it (BenchmarkFill). It sets the bits
-// Put would set. When it is filled, [Builder.Filter] hands the filter over,
-// safe for concurrent use from then on.
+// waits for every memory access before it. It sets the bits Put would set.
+// When it is filled, [Builder.Filter] hands the filter over, safe for
+// concurrent use from then on.
 //
 // A Builder is not safe for concurrent use, like a map: its methods must
 // not run concurrently with each other, or a bit set by one write can be
@@ -50,4 +54,10 @@ func (b *Builder[T]) Filter() *Filter[T] {
 		b.f = newFilter(f.funnel, f.strategy, f.k, f.bits, false)
 	}
 	return b.f
+}
+
+// MarshalJSON returns an error: a Builder is a way to fill a filter, not
+// data. Encode the filter that [Builder.Filter] returns.
+func (b *Builder[T]) MarshalJSON() ([]byte, error) {
+	return nil, fmt.Errorf("%w: a Builder is not data: encode the Filter its Filter method returns", ErrInvalidArgument)
 }

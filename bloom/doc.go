@@ -34,12 +34,37 @@
 // in the last few minutes?". A [Scalable] is a list of filters that grows
 // as values come, for when the number of values is not known: its
 // false-positive probability stays below the one it is made with however
-// many it receives.
+// many it receives. Both write Guava's format, a filter after another, and
+// [ReadRotating] and [ReadScalable] read them back with the funnel alone.
 //
-// Filters kept elsewhere, such as redisfilter's in Redis, keep a Filter in
-// step with theirs through its low level: [Filter.PutHash] and
-// [Filter.PutHashes] put values by their hash ([funnel.Sum128]),
-// [Filter.SetBit] and [Filter.OrEncoded] set bits in Guava's encoding,
-// which is also a Redis bitmap's, and [Filter.CheckCompatible] runs
-// PutAll's checks on another filter's parameters.
+// # Decoding without a funnel
+//
+// Guava's format does not record the funnel, so a filter is decoded with
+// the funnel of the one it is decoded into: one made with [New], say, and
+// then passed to json.Unmarshal. A zero filter, such as encoding/json makes
+// for a nil *Filter field or for a map value, has no funnel: it takes the
+// default funnel of its element type, the one built-in funnel for that
+// type, or, with the Java funnel that matches it:
+//
+//	string          funnel.String     Funnels.stringFunnel(UTF_8)
+//	[]byte          funnel.Bytes      Funnels.byteArrayFunnel()
+//	int32           funnel.Int32      Funnels.integerFunnel()
+//	int64           funnel.Int64      Funnels.longFunnel()
+//	uint64          funnel.Uint64     Funnels.longFunnel()
+//	bool            funnel.Bool       (b, into) -> into.putBoolean(b)
+//	netip.Addr      funnel.Addr       (addr, into) -> into.putBytes(addr.getAddress())
+//	netip.AddrPort  funnel.AddrPort   the address as above, then into.putShort((short) port)
+//	net.IP          funnel.IP         (addr, into) -> into.putBytes(addr.getAddress())
+//
+// A filter whose values another funnel fed, such as funnel.UnencodedChars
+// or one of a type without a built-in funnel, must be made with its funnel
+// before it is decoded into, or it would be asked about other bytes than
+// were put; for a type without a default funnel, decoding into a zero
+// filter returns an error that says so. A zero Rotating or Scalable decodes
+// as ReadRotating and ReadScalable read without options: it answers lookups
+// but takes no Puts.
+//
+// The low level, for tools and for keeping a Guava filter elsewhere (by
+// hash, bit by bit, or in Guava's bytes), is in package
+// [github.com/mitzbloom/mitzbloom/bloom/raw].
 package bloom

@@ -3,6 +3,7 @@ package bloom
 import (
 	"fmt"
 
+	"github.com/mitzbloom/mitzbloom/bloom/internal/hashing"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 	"github.com/mitzbloom/mitzbloom/internal/probe"
@@ -11,8 +12,8 @@ import (
 
 // A Filter is a Bloom filter of values of type T, compatible with Guava's
 // BloomFilter<T>. The zero Filter is not usable; create one with [New] or
-// [ReadFrom]. Filters travel as *Filter: use [Filter.Copy], not assignment,
-// for an independent copy.
+// [ReadFrom], or decode into it (see [Filter.UnmarshalText]). Filters travel
+// as *Filter: use [Filter.Copy], not assignment, for an independent copy.
 //
 // A Filter is safe for concurrent use by multiple goroutines; Put and
 // MightContain use atomic word operations and no locks. Methods that read the
@@ -20,12 +21,11 @@ import (
 // reads of its argument, WriteTo) see each word atomically but the filter as
 // a rolling snapshot while writers are active, and exactly once they are
 // quiet. UnmarshalBinary and UnmarshalText are the exception: they replace
-// the filter and must not run concurrently with anything else. So is a
-// filter made with the deprecated [WithUnsynchronizedWrites]. To fill a
+// the filter and must not run concurrently with anything else. To fill a
 // filter faster from one goroutine, use a [Builder].
 type Filter[T any] struct {
 	funnel   funnel.Funnel[T]
-	hash     funnel.Hasher[T]
+	hash     hashing.Hasher[T]
 	strategy strategy.Strategy
 	probe    probe.Prober
 	k        int
@@ -47,7 +47,7 @@ func New[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float64, opts 
 }
 
 // newSized returns an empty filter sized as New sizes it, with plain
-// writes if plain is set or the options ask for them.
+// writes if plain is set.
 func newSized[T any](f funnel.Funnel[T], n int64, p float64, opts []Option, plain bool) (*Filter[T], error) {
 	if f == nil {
 		return nil, fmt.Errorf("%w: funnel is nil", ErrInvalidArgument)
@@ -59,11 +59,11 @@ func newSized[T any](f funnel.Funnel[T], n int64, p float64, opts []Option, plai
 	if err != nil {
 		return nil, err
 	}
-	return newFilter(f, s.cfg.Strategy, s.k, bitarray.New(s.words), plain || s.cfg.UnsynchronizedWrites), nil
+	return newFilter(f, s.cfg.strategy, s.k, bitarray.New(s.words), plain), nil
 }
 
 func newFilter[T any](f funnel.Funnel[T], s strategy.Strategy, k int, bits *bitarray.Array, plain bool) *Filter[T] {
-	return &Filter[T]{funnel: f, hash: funnel.HasherFor(f), strategy: s, probe: probe.For(s == strategy.Murmur128Mitz32, plain), k: k, bits: bits}
+	return &Filter[T]{funnel: f, hash: hashing.For(f), strategy: s, probe: probe.For(s == strategy.Murmur128Mitz32, plain), k: k, bits: bits}
 }
 
 // Put adds v to f and reports whether any bit changed. Put returning true
@@ -85,25 +85,25 @@ func (f *Filter[T]) MightContain(v T) bool {
 	return f.probe.MightContain(h1, h2, f.k, f.bits)
 }
 
-// Copy returns an independent copy of f, equal to it. The copy is made
-// with [WithUnsynchronizedWrites] if f was.
+// Copy returns an independent copy of f, equal to it.
 func (f *Filter[T]) Copy() *Filter[T] {
-	return newFilter(f.funnel, f.strategy, f.k, f.bits.Copy(), f.probe.Plain())
+	return newFilter(f.funnel, f.strategy, f.k, f.bits.Copy(), false)
 }
 
-// IsCompatible reports whether f and other can be combined with PutAll: they
-// are distinct filters with the same number of hash functions, bit size,
-// strategy and funnel (see [funnel.Equal]). Like Guava's, a filter is not
-// compatible with itself, and none is compatible with nil.
+// IsCompatible reports whether f and other can be combined, as Guava's
+// isCompatible does: whether f.PutAll(other) would succeed.
 func (f *Filter[T]) IsCompatible(other *Filter[T]) bool {
 	return f.checkCompatible(other) == nil
 }
 
-// PutAll adds every value put in other to f, by ORing other's bits into f's.
-// It runs Guava's checks, in Guava's order, before touching a bit, and on an
-// incompatible other returns an error wrapping [ErrIncompatible] (or
-// [ErrInvalidArgument] for nil) with f unchanged. other is not modified; bits
-// put in other while PutAll runs may or may not be copied.
+// PutAll adds every value put in other to f, by ORing other's bits into f's,
+// as Guava's putAll does. It runs Guava's checks, in Guava's order, before
+// touching a bit: other must be another filter (not f itself) with the same
+// number of hash functions, bit size, strategy and funnel (see
+// [funnel.Equal]). It returns an error wrapping [ErrIncompatible] (or
+// [ErrInvalidArgument] for nil) that says which differs, with f unchanged.
+// other is not modified; bits put in other while PutAll runs may or may not
+// be copied.
 func (f *Filter[T]) PutAll(other *Filter[T]) error {
 	if err := f.checkCompatible(other); err != nil {
 		return err
@@ -119,16 +119,13 @@ func (f *Filter[T]) checkCompatible(other *Filter[T]) error {
 	case f == other:
 		return fmt.Errorf("%w: cannot combine a filter with itself", ErrIncompatible)
 	}
-	return f.CheckCompatible(other.k, other.BitSize(), other.strategy, other.funnel)
+	return f.checkParams(other.k, other.BitSize(), other.strategy, other.funnel)
 }
 
-// CheckCompatible returns nil if f can be combined with a filter of k hash
-// functions, bitSize bits, strategy s and funnel fn, and otherwise the
-// error [Filter.PutAll] returns for such a filter: Guava's checks, in
-// Guava's order, wrapping [ErrIncompatible]. It is for filters kept
-// elsewhere, such as redisfilter's in Redis, that combine with a Filter as
-// Guava's filters combine.
-func (f *Filter[T]) CheckCompatible(k int, bitSize int64, s strategy.Strategy, fn funnel.Funnel[T]) error {
+// checkParams returns the error PutAll returns for a filter of k hash
+// functions, bitSize bits, strategy s and funnel fn, or nil: Guava's
+// checks, in Guava's order.
+func (f *Filter[T]) checkParams(k int, bitSize int64, s strategy.Strategy, fn funnel.Funnel[T]) error {
 	switch {
 	case f.k != k:
 		return fmt.Errorf("%w: filters must have the same number of hash functions (%d != %d)", ErrIncompatible, f.k, k)

@@ -12,26 +12,25 @@ import (
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
-// TestWriteModeKept follows the write mode through the calls that make or
-// remake a filter: New and Copy keep the one asked for, UnmarshalBinary keeps
-// the receiver's, and ReadFrom, which takes no options, makes filters safe
-// for concurrent writes.
-func TestWriteModeKept(t *testing.T) {
-	plain, err := New(funnel.Int64, 100, 0.01, WithUnsynchronizedWrites())
-	require.NoError(t, err)
-	atomic, err := New(funnel.Int64, 100, 0.01)
+// TestWriteMode follows the write mode through the calls that make or
+// remake a filter: a Builder writes plainly until it hands its filter over,
+// and every filter that anything else makes is safe for concurrent writes.
+func TestWriteMode(t *testing.T) {
+	b, err := NewBuilder(funnel.Int64, 100, 0.01)
 	require.NoError(t, err)
 	wantPlain := probe.For(strategy.Murmur128Mitz64 == strategy.Murmur128Mitz32, true)
 	wantAtomic := probe.For(strategy.Murmur128Mitz64 == strategy.Murmur128Mitz32, false)
-	assert.Equal(t, wantPlain, plain.probe)
-	assert.Equal(t, wantAtomic, atomic.probe)
-	assert.Equal(t, wantPlain, plain.Copy().probe)
-	assert.Equal(t, wantAtomic, atomic.Copy().probe)
+	assert.Equal(t, wantPlain, b.f.probe)
+	f := b.Filter()
+	assert.Equal(t, wantAtomic, f.probe)
+	assert.Equal(t, wantAtomic, b.f.probe, "the Builder's later puts")
+	assert.Equal(t, wantAtomic, f.Copy().probe)
 
-	data, err := atomic.MarshalBinary()
+	data, err := f.MarshalBinary()
 	require.NoError(t, err)
-	require.NoError(t, plain.UnmarshalBinary(data))
-	assert.Equal(t, wantPlain, plain.probe)
+	var decoded Filter[int64]
+	require.NoError(t, decoded.UnmarshalBinary(data))
+	assert.Equal(t, wantAtomic, decoded.probe)
 	read, err := ReadFrom(bytes.NewReader(data), funnel.Int64)
 	require.NoError(t, err)
 	assert.Equal(t, wantAtomic, read.probe)

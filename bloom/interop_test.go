@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/golden"
 	"github.com/mitzbloom/mitzbloom/internal/javatest"
@@ -175,7 +176,7 @@ func (c *interopCase[T]) check(t *testing.T, dir string, java javaFilter) {
 	require.NoError(t, err)
 	require.NoError(t, fromText.UnmarshalText(javaText), "UnmarshalText of Java's base64")
 	assert.True(t, fromText.Equal(read), "UnmarshalText of Java's base64 and ReadFrom of its bytes differ")
-	assert.Equal(t, c.strategy, read.Strategy())
+	assert.Equal(t, c.strategy, raw.Strategy(read))
 	missing := 0
 	for _, v := range c.inserts {
 		if !read.MightContain(v) {
@@ -212,7 +213,7 @@ func (c *interopCase[T]) check(t *testing.T, dir string, java javaFilter) {
 // describeDiff says where two serialized filters first differ, which is more
 // telling than two kilobytes of hex.
 func describeDiff(java, gob []byte) string {
-	header := func(b []byte) string { return hex.EncodeToString(b[:min(len(b), bloom.HeaderSize)]) }
+	header := func(b []byte) string { return hex.EncodeToString(b[:min(len(b), raw.HeaderSize)]) }
 	for i := range min(len(java), len(gob)) {
 		if java[i] != gob[i] {
 			return fmt.Sprintf("lengths %d (Guava) and %d (Go), headers %s and %s, first difference at byte %d: %02x and %02x",

@@ -7,6 +7,7 @@ import (
 	"time"
 	"weak"
 
+	"github.com/mitzbloom/mitzbloom/bloom/internal/hashing"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -48,19 +49,29 @@ import (
 // goroutine, rotations on count in the Put that fills the generation.
 //
 // The zero Rotating is not usable; create one with [NewRotating] or
-// [ReadRotating]. There is nothing to close: a Rotating that is no longer
-// referenced is garbage collected, its pending timer notwithstanding.
+// [ReadRotating], or decode into it (see [Rotating.UnmarshalBinary]).
+// There is nothing to close: a Rotating that is no longer referenced is
+// garbage collected, its pending timer notwithstanding.
 type Rotating[T any] struct {
 	gens atomic.Pointer[generations[T]]
-	hash funnel.Hasher[T] // one hash for both generations
+	hash hashing.Hasher[T] // one hash for both generations
 
 	shardShift uint  // the insert counter of a hash is inserts[h2>>shardShift]
 	shardLimit int64 // inserts counted in one shard that fill a generation
 
-	funnel             funnel.Funnel[T]
-	strategy           strategy.Strategy
+	// readOnly is set for a Rotating read without its sizing and window,
+	// which cannot rotate: its Put panics. It has none of the fields below
+	// but funnel, strategy (the options') and clock.
+	readOnly bool
+
+	funnel   funnel.Funnel[T]
+	strategy strategy.Strategy
+	// strategySet is set when strategy is fixed, rather than taken from
+	// the first generation ReadRotating reads.
+	strategySet        bool
 	k, words           int
 	expectedInsertions int64
+	fpp                float64
 	window             time.Duration
 	clock              Clock
 
@@ -155,6 +166,7 @@ func NewRotating[T any](f funnel.Funnel[T], expectedInsertions int64, fpp float6
 	if err != nil {
 		return nil, err
 	}
+	r.strategySet = true
 	r.start(r.newFilter(), r.newFilter())
 	return r, nil
 }
@@ -175,25 +187,22 @@ func newRotating[T any](f funnel.Funnel[T], n int64, p float64, window time.Dura
 	if err != nil {
 		return nil, err
 	}
-	clock := s.cfg.Clock
+	clock := s.cfg.clock
 	if clock == nil {
 		return nil, fmt.Errorf("%w: clock is nil", ErrInvalidArgument)
 	}
-	if s.cfg.UnsynchronizedWrites {
-		return nil, fmt.Errorf("%w: WithUnsynchronizedWrites: a Rotating filter's generations are written by every goroutine that calls Put", ErrInvalidArgument)
-	}
 	// Like New, a generation for 0 values is sized for 1, and holds 1.
-	n = max(n, 1)
-	shift, limit := shardsFor(n)
+	shift, limit := shardsFor(max(n, 1))
 	return &Rotating[T]{
-		hash:               funnel.HasherFor(f),
+		hash:               hashing.For(f),
 		shardShift:         shift,
 		shardLimit:         limit,
 		funnel:             f,
-		strategy:           s.cfg.Strategy,
+		strategy:           s.cfg.strategy,
 		k:                  s.k,
 		words:              s.words,
 		expectedInsertions: n,
+		fpp:                p,
 		window:             window,
 		clock:              clock,
 	}, nil
@@ -204,10 +213,15 @@ func (r *Rotating[T]) newFilter() *Filter[T] {
 }
 
 // start installs cur and prev as the generations of a new r, and sets the
-// timer of the first window.
+// timer of the first window if r rotates.
 func (r *Rotating[T]) start(cur, prev *Filter[T]) {
+	if !r.strategySet {
+		r.strategy, r.strategySet = cur.strategy, true
+	}
 	r.restart(cur, prev)
-	r.schedule(r.window)
+	if !r.readOnly {
+		r.schedule(r.window)
+	}
 }
 
 // restart makes cur and prev r's generations, cur starting now. Their
@@ -239,7 +253,15 @@ func (r *Rotating[T]) newGeneration(f *Filter[T], started time.Time, count int64
 //
 // With the built-in funnels Put does not allocate, except for the Put that
 // fills a generation, which allocates the next one (BitSize/8 bytes).
+//
+// Put panics on a Rotating that [ReadRotating] read, or that was decoded
+// into a zero Rotating, without the sizing and the window it needs to
+// rotate: putting into it would fill its generations past what they are
+// sized for, however long the window.
 func (r *Rotating[T]) Put(v T) bool {
+	if r.readOnly {
+		r.panicReadOnly()
+	}
 	g := r.gens.Load()
 	h1, h2 := r.hash.Sum128(v)
 	return r.putHash(g, h1, h2)
@@ -309,6 +331,11 @@ func (r *Rotating[T]) MightContain(v T) bool {
 	return g.cur.has(h1, h2) || g.prev.has(h1, h2)
 }
 
+// panicReadOnly panics for a Put into a read-only r.
+func (r *Rotating[T]) panicReadOnly() {
+	panic("bloom: Put into a Rotating read without WithSizing and WithWindow, which cannot rotate; read it with ReadRotating(r, f, bloom.WithSizing(n, fpp), bloom.WithWindow(window)) to go on putting")
+}
+
 // rotateFull starts a new generation because g's current one is full,
 // unless another rotation already did.
 func (r *Rotating[T]) rotateFull(g *generations[T]) {
@@ -371,6 +398,16 @@ func (r *Rotating[T]) tick() {
 
 // String returns a short description of r, such as
 // "bloom.Rotating{funnel.String MURMUR128_MITZ_64 2×9600 bits, 7 hash functions, window 1m0s}".
+// A Rotating that cannot rotate says "read-only" for its window.
 func (r *Rotating[T]) String() string {
-	return fmt.Sprintf("bloom.Rotating{%s %v 2×%d bits, %d hash functions, window %v}", funnelName(r.funnel), r.strategy, r.words*64, r.k, r.window)
+	g := r.gens.Load()
+	if g == nil {
+		return "bloom.Rotating{}"
+	}
+	f := g.cur.f
+	window := "read-only"
+	if !r.readOnly {
+		window = "window " + r.window.String()
+	}
+	return fmt.Sprintf("bloom.Rotating{%s %v 2×%d bits, %d hash functions, %s}", funnelName(r.funnel), f.strategy, f.BitSize(), f.k, window)
 }

@@ -11,8 +11,11 @@ import (
 // same way. It is faster than that loop on generations larger than the CPU
 // caches, as [Filter.PutMany] is: it starts loading the memory of many
 // values at once before it puts them one by one. PutMany is safe for
-// concurrent use like Put.
+// concurrent use like Put, and panics where Put does.
 func (r *Rotating[T]) PutMany(vs []T) {
+	if r.readOnly {
+		r.panicReadOnly()
+	}
 	var hs [probe.BatchSize]probe.Hash
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))

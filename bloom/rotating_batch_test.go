@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/race"
 )
@@ -27,7 +28,7 @@ var (
 // answer as MightContain does across both generations.
 func TestRotatingBatchMatchesOneByOne(t *testing.T) {
 	const n = 300 // small generations, so that the puts below fill some
-	clockOne, clockMany := bloom.NewManualClock(epoch), bloom.NewManualClock(epoch)
+	clockOne, clockMany := bloomtest.NewClock(epoch), bloomtest.NewClock(epoch)
 	one := mustNewRotating(t, funnel.String, n, 0.01, time.Minute, bloom.WithClock(clockOne))
 	many := mustNewRotating(t, funnel.String, n, 0.01, time.Minute, bloom.WithClock(clockMany))
 	var vs []string
@@ -73,7 +74,7 @@ func TestRotatingBatchMatchesOneByOne(t *testing.T) {
 // thousand values in each.
 func TestRotatingBatchLarge(t *testing.T) {
 	const n = 8_000_000
-	clockOne, clockMany := bloom.NewManualClock(epoch), bloom.NewManualClock(epoch)
+	clockOne, clockMany := bloomtest.NewClock(epoch), bloomtest.NewClock(epoch)
 	one := mustNewRotating(t, funnel.String, n, 0.01, time.Minute, bloom.WithClock(clockOne))
 	many := mustNewRotating(t, funnel.String, n, 0.01, time.Minute, bloom.WithClock(clockMany))
 	var vs []string
@@ -115,7 +116,7 @@ func TestRotatingBatchLarge(t *testing.T) {
 // and UnmarshalBinary reads it back into another Rotating, and that bad
 // data leaves the Rotating unchanged with the error of what is wrong.
 func TestRotatingBinary(t *testing.T) {
-	clock := bloom.NewManualClock(epoch)
+	clock := bloomtest.NewClock(epoch)
 	r, _, _ := twoWindows(t, clock)
 	data, err := r.MarshalBinary()
 	require.NoError(t, err)
@@ -161,8 +162,16 @@ func TestRotatingBinary(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, before, after, "%s: a failed UnmarshalBinary changed the Rotating", name)
 	}
+	// A zero Rotating decodes what ReadRotating reads with the funnel
+	// alone; one without a default funnel does not.
 	var zero bloom.Rotating[string]
-	require.ErrorIs(t, zero.UnmarshalBinary(data), bloom.ErrInvalidArgument)
+	require.NoError(t, zero.UnmarshalBinary(data))
+	again, err = zero.MarshalBinary()
+	require.NoError(t, err)
+	assert.Equal(t, data, again)
+	assert.Contains(t, zero.String(), "read-only")
+	var noDefault bloom.Rotating[visit]
+	require.ErrorIs(t, noDefault.UnmarshalBinary(data), bloom.ErrInvalidArgument)
 }
 
 // TestRotatingBatchConcurrent runs PutMany, MightContainMany,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
@@ -27,7 +28,7 @@ func rotatingBenchCases(b *testing.B, int64s func(*testing.B, func(int64) int64,
 	for _, n := range benchSizes {
 		// A window that never ends within a benchmark, on a clock that
 		// moves only when the benchmark says.
-		clock := bloom.NewManualClock(epoch)
+		clock := bloomtest.NewClock(epoch)
 		const w = time.Hour
 		next := func() { clock.Advance(w) }
 		b.Run(fmt.Sprintf("funnel=int64/n=%d/filter=single", n), func(b *testing.B) {
@@ -145,7 +146,7 @@ func BenchmarkRotatingPutNew(b *testing.B) {
 	for _, n := range []int64{1e4, 1e6, 1e7} {
 		keys := benchKeys(n*9/10, func(i int64) int64 { return i })
 		newRotating := func() *bloom.Rotating[int64] {
-			return mustNewRotating(b, funnel.Int64, n, 0.01, time.Hour, bloom.WithClock(bloom.NewManualClock(epoch)))
+			return mustNewRotating(b, funnel.Int64, n, 0.01, time.Hour, bloom.WithClock(bloomtest.NewClock(epoch)))
 		}
 		b.Run(fmt.Sprintf("n=%d/op=Put", n), func(b *testing.B) {
 			r := newRotating()
@@ -203,7 +204,7 @@ func BenchmarkRotatingPutParallel(b *testing.B) {
 	}
 	b.Run("filter=single", func(b *testing.B) { run(b, mustNew(b, funnel.Int64, n, 0.01)) })
 	b.Run("filter=rotating", func(b *testing.B) {
-		run(b, mustNewRotating(b, funnel.Int64, n, 0.01, time.Hour, bloom.WithClock(bloom.NewManualClock(epoch))))
+		run(b, mustNewRotating(b, funnel.Int64, n, 0.01, time.Hour, bloom.WithClock(bloomtest.NewClock(epoch))))
 	})
 }
 
@@ -213,7 +214,7 @@ func BenchmarkRotatingPutParallel(b *testing.B) {
 func BenchmarkRotatingStream(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			r := mustNewRotating(b, funnel.Int64, n, 0.01, time.Hour, bloom.WithClock(bloom.NewManualClock(epoch)))
+			r := mustNewRotating(b, funnel.Int64, n, 0.01, time.Hour, bloom.WithClock(bloomtest.NewClock(epoch)))
 			b.ReportAllocs()
 			var v int64
 			for b.Loop() {
@@ -229,7 +230,7 @@ func BenchmarkRotatingStream(b *testing.B) {
 // once: every Put counts a new value, in the counter shard its hash picks.
 func BenchmarkRotatingStreamParallel(b *testing.B) {
 	const n = 1e6
-	r := mustNewRotating(b, funnel.Int64, n, 0.01, time.Hour, bloom.WithClock(bloom.NewManualClock(epoch)))
+	r := mustNewRotating(b, funnel.Int64, n, 0.01, time.Hour, bloom.WithClock(bloomtest.NewClock(epoch)))
 	var goroutines atomic.Int64
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/race"
 )
@@ -14,7 +15,7 @@ import (
 // generation it loaded: the value must still be found afterwards.
 func TestRotatingPutAfterRotations(t *testing.T) {
 	const w = time.Minute
-	clock := NewManualClock(time.Time{})
+	clock := bloomtest.NewClock(time.Time{})
 	r, err := NewRotating(funnel.Int64, 1000, 0.01, w, WithClock(clock))
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func TestRotatingPutRacesRotation(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		perWriter = 25000
 	}
-	r, err := NewRotating(funnel.Int64, 64, 0.01, time.Hour, WithClock(NewManualClock(time.Time{})))
+	r, err := NewRotating(funnel.Int64, 64, 0.01, time.Hour, WithClock(bloomtest.NewClock(time.Time{})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestRotatingPutRacesRotation(t *testing.T) {
 	}
 }
 
-// hasherFunc is a funnel.Hasher made of a function.
+// hasherFunc is a hashing.Hasher made of a function.
 type hasherFunc[T any] func(T) (uint64, uint64)
 
 func (f hasherFunc[T]) Sum128(v T) (uint64, uint64) { return f(v) }

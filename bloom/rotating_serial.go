@@ -1,13 +1,11 @@
 package bloom
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"time"
 
+	"github.com/mitzbloom/mitzbloom/bloom/internal/hashing"
 	"github.com/mitzbloom/mitzbloom/funnel"
-	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
 // WriteTo writes r's two generations to w, the current one first, each in
@@ -32,10 +30,20 @@ func (r *Rotating[T]) WriteTo(w io.Writer) (int64, error) {
 	return n + m, err
 }
 
-// ReadRotating reads a Rotating that [Rotating.WriteTo] wrote from r: it
-// returns the Rotating NewRotating(f, expectedInsertions, fpp, window,
+// ReadRotating reads a Rotating that [Rotating.WriteTo] wrote from r, for
+// values that f funnels, and, like [ReadFrom], reads exactly the bytes of
+// its two filters. f alone is enough to read it and answer lookups, as the
+// Rotating did when it was written.
+//
+// To go on rotating, the Rotating needs what the stream does not record:
+// the expected insertions and false-positive probability it was made with
+// ([WithSizing]) and its window ([WithWindow]). Given those, ReadRotating
+// returns the Rotating that NewRotating(f, expectedInsertions, fpp, window,
 // opts...) would return, with the two generations read from r instead of
-// empty ones. Like [ReadFrom] it reads exactly the bytes of the two filters.
+// empty ones; without them, a Rotating that answers lookups, statistics and
+// encodings, and whose Put and PutMany panic, since it cannot rotate. Its
+// strategy is the one of the filters read: [WithStrategy], if given, must
+// name it.
 //
 // The stream records no times, so ReadRotating restarts the clock: the
 // current generation begins its window at the time of the call, and the
@@ -45,15 +53,17 @@ func (r *Rotating[T]) WriteTo(w io.Writer) (int64, error) {
 // [Filter.ApproximateElementCount].
 //
 // ReadRotating returns io.EOF if r is empty, an error wrapping [ErrCorrupt]
-// and io.ErrUnexpectedEOF if r ends after the first filter, and any error
-// [ReadFrom] returns for either filter. A filter whose size, number of hash
-// functions or strategy differs from those of NewRotating's generations gets
-// an error wrapping [ErrIncompatible], after only its 6-byte header has been
+// and io.ErrUnexpectedEOF if r ends after the first filter, an error
+// wrapping ErrCorrupt if the two filters differ in size, number of hash
+// functions or strategy, and any error [ReadFrom] returns for either filter.
+// A filter that does not match the options gets an error wrapping
+// [ErrIncompatible] that names both, after only its 6-byte header has been
 // read when it is larger: r cannot make ReadRotating allocate more than
-// NewRotating would. Arguments NewRotating rejects get its errors, before
-// anything is read.
-func ReadRotating[T any](r io.Reader, f funnel.Funnel[T], expectedInsertions int64, fpp float64, window time.Duration, opts ...Option) (*Rotating[T], error) {
-	rot, err := newRotating(f, expectedInsertions, fpp, window, opts)
+// NewRotating would. Options that NewRotating would reject, and WithWindow
+// without WithSizing or the other way round, get errors wrapping
+// [ErrInvalidArgument], before anything is read.
+func ReadRotating[T any](r io.Reader, f funnel.Funnel[T], opts ...Option) (*Rotating[T], error) {
+	rot, err := newReadRotating(f, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +75,39 @@ func ReadRotating[T any](r io.Reader, f funnel.Funnel[T], expectedInsertions int
 	return rot, nil
 }
 
+// newReadRotating returns the Rotating that ReadRotating reads into: one
+// that NewRotating would make, but without generations, if opts give the
+// sizing and the window, and otherwise a read-only one.
+func newReadRotating[T any](f funnel.Funnel[T], opts []Option) (*Rotating[T], error) {
+	cfg := configure(opts)
+	switch {
+	case cfg.sized && cfg.windowSet:
+		r, err := newRotating(f, cfg.n, cfg.fpp, cfg.window, opts)
+		if err != nil {
+			return nil, err
+		}
+		r.strategySet = cfg.strategySet
+		return r, nil
+	case cfg.sized:
+		return nil, fmt.Errorf("%w: WithSizing without WithWindow: a Rotating needs both to go on rotating, and neither to be read for lookups", ErrInvalidArgument)
+	case cfg.windowSet:
+		return nil, fmt.Errorf("%w: WithWindow without WithSizing: a Rotating needs both to go on rotating, and neither to be read for lookups", ErrInvalidArgument)
+	case f == nil:
+		return nil, fmt.Errorf("%w: funnel is nil", ErrInvalidArgument)
+	case cfg.clock == nil:
+		return nil, fmt.Errorf("%w: clock is nil", ErrInvalidArgument)
+	}
+	return &Rotating[T]{
+		hash:        hashing.For(f),
+		shardShift:  64, // one shard, which only Stats reads
+		readOnly:    true,
+		funnel:      f,
+		strategy:    cfg.strategy,
+		strategySet: cfg.strategySet,
+		clock:       cfg.clock,
+	}, nil
+}
+
 // zero is the error of method for the zero Rotating, which has nothing to
 // write, instead of a panic in an encoder that met one.
 func (r *Rotating[T]) zero(method string) error {
@@ -73,10 +116,11 @@ func (r *Rotating[T]) zero(method string) error {
 
 // MarshalBinary returns the bytes WriteTo would write.
 func (r *Rotating[T]) MarshalBinary() ([]byte, error) {
-	if r.gens.Load() == nil {
+	g := r.gens.Load()
+	if g == nil {
 		return nil, r.zero("MarshalBinary")
 	}
-	return r.AppendBinary(make([]byte, 0, 2*(HeaderSize+8*r.words)))
+	return r.AppendBinary(make([]byte, 0, g.size()))
 }
 
 // AppendBinary appends the bytes WriteTo would write to b and returns the
@@ -90,19 +134,49 @@ func (r *Rotating[T]) AppendBinary(b []byte) ([]byte, error) {
 	return g.prev.f.AppendBinary(b)
 }
 
+// size returns the size of g's generations in Guava's format, which WriteTo
+// writes.
+func (g *generations[T]) size() int {
+	return 2 * (headerSize + 8*g.cur.f.bits.WordCount())
+}
+
 // UnmarshalBinary replaces r's generations with the two in data, which
-// [Rotating.MarshalBinary] or [Rotating.WriteTo] wrote, keeping r's funnel,
-// sizing, window and clock, as [ReadRotating] would read them: the current
-// generation begins its window now. The generations must have the size,
-// number of hash functions and strategy of r's, or UnmarshalBinary returns
-// an error wrapping [ErrIncompatible]; data must hold exactly the two
+// [Rotating.MarshalBinary] or [Rotating.WriteTo] wrote, as [ReadRotating]
+// would read them: the current generation begins its window now. r keeps
+// its funnel, and its sizing, window and clock if it has them, which the
+// generations must then match, or UnmarshalBinary returns an error wrapping
+// [ErrIncompatible]. A zero Rotating, such as encoding/json makes for a nil
+// *Rotating or a map value, takes the default funnel of T (see the package
+// documentation) and becomes what ReadRotating reads without options: it
+// answers lookups, and its Put panics. data must hold exactly the two
 // filters, or the error wraps [ErrCorrupt]. On error r is unchanged.
-// UnmarshalBinary is safe to call concurrently with r's other methods:
-// calls that run meanwhile use the old generations or the new ones.
+//
+// UnmarshalBinary is safe to call concurrently with the other methods of a
+// Rotating that is not zero: calls that run meanwhile use the old
+// generations or the new ones.
 func (r *Rotating[T]) UnmarshalBinary(data []byte) error {
 	if r.funnel == nil {
-		return fmt.Errorf("%w: UnmarshalBinary on a Rotating with no funnel; create it with NewRotating or ReadRotating", ErrInvalidArgument)
+		fn, err := funnelOrDefault(r.funnel, "Rotating", "NewRotating or ReadRotating")
+		if err != nil {
+			return err
+		}
+		read, err := newReadRotating(fn, nil)
+		if err != nil {
+			return err
+		}
+		if err := read.unmarshalGenerations(data); err != nil {
+			return err
+		}
+		*r = Rotating[T]{hash: read.hash, shardShift: read.shardShift, readOnly: true, funnel: fn, strategy: read.strategy, clock: read.clock}
+		r.gens.Store(read.gens.Load())
+		return nil
 	}
+	return r.unmarshalGenerations(data)
+}
+
+// unmarshalGenerations reads the two generations in data and makes them
+// r's.
+func (r *Rotating[T]) unmarshalGenerations(data []byte) error {
 	rd := &byteReader{data: data}
 	cur, prev, err := r.readGenerations(rd)
 	if err == io.EOF {
@@ -114,8 +188,8 @@ func (r *Rotating[T]) UnmarshalBinary(data []byte) error {
 	if rest := len(data) - rd.off; rest > 0 {
 		return fmt.Errorf("%w: %d bytes after the two %d-byte generations", ErrCorrupt, rest, rd.off/2)
 	}
-	// The clock's timer stays set: when it fires it measures the window
-	// from the new current generation's start.
+	// The clock's timer, if any, stays set: when it fires it measures the
+	// window from the new current generation's start.
 	r.mu.Lock()
 	r.restart(cur, prev)
 	r.mu.Unlock()
@@ -124,11 +198,11 @@ func (r *Rotating[T]) UnmarshalBinary(data []byte) error {
 
 // readGenerations reads the current and the previous generation.
 func (r *Rotating[T]) readGenerations(rd io.Reader) (cur, prev *Filter[T], err error) {
-	cur, err = r.readGeneration(rd, "current")
+	cur, err = r.readGeneration(rd, "current generation", nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	prev, err = r.readGeneration(rd, "previous")
+	prev, err = r.readGeneration(rd, "previous generation", cur)
 	if err == io.EOF {
 		return nil, nil, fmt.Errorf("%w: stream ends after the current generation: %w", ErrCorrupt, io.ErrUnexpectedEOF)
 	}
@@ -138,38 +212,63 @@ func (r *Rotating[T]) readGenerations(rd io.Reader) (cur, prev *Filter[T], err e
 	return cur, prev, nil
 }
 
-// readGeneration reads one generation and checks that it is what
-// NewRotating would have built.
-func (r *Rotating[T]) readGeneration(rd io.Reader, which string) (*Filter[T], error) {
-	bitSize := int64(r.words) * 64
-	return readShaped(rd, r.funnel, which+" generation", bitSize, r.k, r.strategy,
-		fmt.Sprintf("this Rotating has %d bits per generation", bitSize))
-}
-
-// readShaped reads one filter, the part called what of a larger whole,
-// and checks that it has bitSize bits, k hash functions and strategy s.
-// A larger filter is refused after its header, with note appended.
-func readShaped[T any](rd io.Reader, fn funnel.Funnel[T], what string, bitSize int64, k int, s strategy.Strategy, note string) (*Filter[T], error) {
-	f, err := ReadFromLimit(rd, fn, bitSize)
-	if errors.Is(err, ErrTooLarge) {
-		return nil, fmt.Errorf("%w: %s: %w; %s", ErrIncompatible, what, err, note)
+// readGeneration reads one generation, what, and checks it against r's
+// parameters: those NewRotating would have built it with, if r has them, and
+// the options' strategy, if given. The previous generation must have the
+// current one's shape, cur's.
+func (r *Rotating[T]) readGeneration(rd io.Reader, what string, cur *Filter[T]) (*Filter[T], error) {
+	if r.readOnly && cur != nil {
+		want := shapeOf(cur)
+		f, err := readPart(rd, r.funnel, want.bits, func(err error) error {
+			return fmt.Errorf("%w: not a Rotating's generations: the previous one is larger than the current one, of %v: %w", ErrCorrupt, want, err)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if got := shapeOf(f); got != want {
+			return nil, fmt.Errorf("%w: not a Rotating's generations: the previous one has %v, the current one %v", ErrCorrupt, got, want)
+		}
+		return f, nil
 	}
+	if r.readOnly {
+		f, err := ReadFrom(rd, r.funnel)
+		if err != nil {
+			return nil, err
+		}
+		return f, r.checkStrategy(what, f)
+	}
+	want := shape{bits: int64(r.words) * 64, k: r.k}
+	sizing := fmt.Sprintf("WithSizing(%d, %s)", r.expectedInsertions, formatFloat(r.fpp))
+	f, err := readPart(rd, r.funnel, want.bits, func(err error) error {
+		return fmt.Errorf("%w: %s: %w, but %s makes generations of %v", ErrIncompatible, what, err, sizing, want)
+	})
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case f.BitSize() != bitSize:
-		return nil, fmt.Errorf("%w: %s has %d bits, want %d", ErrIncompatible, what, f.BitSize(), bitSize)
-	case f.k != k:
-		return nil, fmt.Errorf("%w: %s has %d hash functions, want %d", ErrIncompatible, what, f.k, k)
-	case f.strategy != s:
-		return nil, fmt.Errorf("%w: %s has strategy %v, want %v", ErrIncompatible, what, f.strategy, s)
+	if got := (shape{bits: f.BitSize(), k: f.k}); got != want {
+		return nil, fmt.Errorf("%w: %s has %v, but %s makes generations of %v", ErrIncompatible, what, got, sizing, want)
 	}
-	return f, nil
+	if cur != nil && f.strategy != cur.strategy {
+		return nil, fmt.Errorf("%w: not a Rotating's generations: the previous one has strategy %v, the current one %v", ErrCorrupt, f.strategy, cur.strategy)
+	}
+	return f, r.checkStrategy(what, f)
+}
+
+// checkStrategy returns an error if the options gave r a strategy other
+// than f's, the generation what, which otherwise gives r its strategy.
+func (r *Rotating[T]) checkStrategy(what string, f *Filter[T]) error {
+	if r.strategySet && f.strategy != r.strategy {
+		return fmt.Errorf("%w: %s has strategy %v, but the Rotating's, which WithStrategy sets, is %v", ErrIncompatible, what, f.strategy, r.strategy)
+	}
+	return nil
 }
 
 // restoredCount is the insert count a read generation starts with: its
 // estimated number of values, at most what fills it.
 func (r *Rotating[T]) restoredCount(f *Filter[T]) int64 {
-	return min(f.ApproximateElementCount(), r.expectedInsertions)
+	n := f.ApproximateElementCount()
+	if !r.readOnly {
+		n = min(n, max(r.expectedInsertions, 1))
+	}
+	return n
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/javatest"
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -23,7 +25,7 @@ import (
 // twoWindows returns a Rotating whose previous generation holds "a0".."a199"
 // and whose current one holds "b0".."b199", and filters built from the same
 // values.
-func twoWindows(t *testing.T, clock *bloom.ManualClock, opts ...bloom.Option) (r *bloom.Rotating[string], prev, cur *bloom.Filter[string]) {
+func twoWindows(t *testing.T, clock *bloomtest.Clock, opts ...bloom.Option) (r *bloom.Rotating[string], prev, cur *bloom.Filter[string]) {
 	t.Helper()
 	const n, p, w = 1000, 0.01, time.Minute
 	opts = append([]bloom.Option{bloom.WithClock(clock)}, opts...)
@@ -46,7 +48,7 @@ func twoWindows(t *testing.T, clock *bloom.ManualClock, opts ...bloom.Option) (r
 // readFrom, and that ReadRotating restores the Rotating byte for byte.
 func TestRotatingWriteTo(t *testing.T) {
 	const w = time.Minute
-	clock := bloom.NewManualClock(epoch)
+	clock := bloomtest.NewClock(epoch)
 	r, prev, cur := twoWindows(t, clock)
 
 	var buf bytes.Buffer
@@ -66,8 +68,8 @@ func TestRotatingWriteTo(t *testing.T) {
 	assert.Zero(t, in.Len())
 
 	// A different clock, as after a restart: the stream carries no times.
-	later := bloom.NewManualClock(epoch.Add(24 * time.Hour))
-	restored, err := bloom.ReadRotating(iotest.OneByteReader(bytes.NewReader(written)), funnel.String, 1000, 0.01, w, bloom.WithClock(later))
+	later := bloomtest.NewClock(epoch.Add(24 * time.Hour))
+	restored, err := bloom.ReadRotating(iotest.OneByteReader(bytes.NewReader(written)), funnel.String, bloom.WithSizing(1000, 0.01), bloom.WithWindow(w), bloom.WithClock(later))
 	require.NoError(t, err)
 	var again bytes.Buffer
 	_, err = restored.WriteTo(&again)
@@ -116,36 +118,58 @@ func TestReadRotatingErrors(t *testing.T) {
 	// For n = 3 at p = 0.01, Guava 31.x's k is not current Guava's 7.
 	legacyK := snapshot(3, bloom.WithLegacyHashCount())
 
+	// The generations of two different Rotatings.
+	mixed := append(bytes.Clone(good[:half]), mitz32[half:]...)
+	sized := func(n int64, window time.Duration, opts ...bloom.Option) []bloom.Option {
+		return append([]bloom.Option{bloom.WithSizing(n, 0.01), bloom.WithWindow(window)}, opts...)
+	}
+
 	for _, c := range []struct {
 		name   string
 		stream []byte
-		n      int64
-		window time.Duration
+		opts   []bloom.Option
 		is     []error
 		want   string
 		read   int // how many bytes ReadRotating may read, or -1 for any
 	}{
-		{"empty", nil, 1000, w, []error{io.EOF}, "EOF", 0},
-		{"one generation", good[:half], 1000, w, []error{bloom.ErrCorrupt, io.ErrUnexpectedEOF},
+		{"empty", nil, sized(1000, w), []error{io.EOF}, "EOF", 0},
+		{"empty, funnel alone", nil, nil, []error{io.EOF}, "EOF", 0},
+		{"one generation", good[:half], sized(1000, w), []error{bloom.ErrCorrupt, io.ErrUnexpectedEOF},
 			"bloom: corrupt filter: stream ends after the current generation: unexpected EOF", -1},
-		{"truncated", good[:len(good)-1], 1000, w, []error{bloom.ErrCorrupt, io.ErrUnexpectedEOF},
+		{"one generation, funnel alone", good[:half], nil, []error{bloom.ErrCorrupt, io.ErrUnexpectedEOF},
+			"bloom: corrupt filter: stream ends after the current generation: unexpected EOF", -1},
+		{"truncated", good[:len(good)-1], sized(1000, w), []error{bloom.ErrCorrupt, io.ErrUnexpectedEOF},
 			fmt.Sprintf("stream ends after %d of %d bytes", half-1, half), -1},
-		{"second generation corrupt", append(bytes.Clone(good[:half]), 7, 7, 0, 0, 0, 1), 1000, w, []error{bloom.ErrCorrupt},
+		{"second generation corrupt", append(bytes.Clone(good[:half]), 7, 7, 0, 0, 0, 1), sized(1000, w), []error{bloom.ErrCorrupt},
 			"unknown ordinal 7", -1},
-		{"smaller generations", good, 2000, w, []error{bloom.ErrIncompatible},
-			"bloom: incompatible filters: current generation has 9600 bits, want 19200", -1},
-		{"larger generations", good, 500, w, []error{bloom.ErrIncompatible, bloom.ErrTooLarge},
+		{"smaller generations", good, sized(2000, w), []error{bloom.ErrIncompatible},
+			"bloom: incompatible filters: current generation has 9600 bits and 7 hash functions, but WithSizing(2000, 0.01) makes generations of 19200 bits and 7 hash functions", -1},
+		{"larger generations", good, sized(500, w), []error{bloom.ErrIncompatible, bloom.ErrTooLarge},
 			"bloom: incompatible filters: current generation: bloom: filter too large: 9600 bits is more than the limit of 4800", 6},
-		{"other strategy", mitz32, 1000, w, []error{bloom.ErrIncompatible},
-			"bloom: incompatible filters: current generation has strategy MURMUR128_MITZ_32, want MURMUR128_MITZ_64", -1},
-		{"other hash count", legacyK, 3, w, []error{bloom.ErrIncompatible},
-			"hash functions, want 7", -1},
-		{"bad window", good, 1000, 0, []error{bloom.ErrInvalidArgument},
+		{"other strategy", mitz32, sized(1000, w, bloom.WithStrategy(strategy.Murmur128Mitz64)), []error{bloom.ErrIncompatible},
+			"bloom: incompatible filters: current generation has strategy MURMUR128_MITZ_32, but the Rotating's, which WithStrategy sets, is MURMUR128_MITZ_64", -1},
+		{"other strategy, funnel alone", mitz32, []bloom.Option{bloom.WithStrategy(strategy.Murmur128Mitz64)}, []error{bloom.ErrIncompatible},
+			"current generation has strategy MURMUR128_MITZ_32", -1},
+		{"other hash count", legacyK, sized(3, w), []error{bloom.ErrIncompatible},
+			"hash functions, but WithSizing(3, 0.01) makes generations of 64 bits and 7 hash functions", -1},
+		{"generations of two Rotatings", mixed, nil, []error{bloom.ErrCorrupt},
+			"not a Rotating's generations: the previous one has 9600 bits and 7 hash functions, MURMUR128_MITZ_32, the current one 9600 bits and 7 hash functions, MURMUR128_MITZ_64", -1},
+		{"generations of two Rotatings, sized", mixed, sized(1000, w), []error{bloom.ErrCorrupt},
+			"not a Rotating's generations: the previous one has strategy MURMUR128_MITZ_32, the current one MURMUR128_MITZ_64", -1},
+		{"previous larger", append(bytes.Clone(good[:half]), snapshot(2000)[:half+600]...), nil, []error{bloom.ErrCorrupt, bloom.ErrTooLarge},
+			"not a Rotating's generations: the previous one is larger than the current one", half + 6},
+		{"bad window", good, sized(1000, 0), []error{bloom.ErrInvalidArgument},
 			"bloom: invalid argument: window (0s) must be > 0", 0},
+		{"sizing without window", good, []bloom.Option{bloom.WithSizing(1000, 0.01)}, []error{bloom.ErrInvalidArgument},
+			"bloom: invalid argument: WithSizing without WithWindow", 0},
+		{"window without sizing", good, []bloom.Option{bloom.WithWindow(w)}, []error{bloom.ErrInvalidArgument},
+			"bloom: invalid argument: WithWindow without WithSizing", 0},
+		{"bad sizing", good, sized(-1, w), []error{bloom.ErrInvalidArgument},
+			"bloom: invalid argument: expected insertions (-1) must be >= 0", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := bytes.NewReader(c.stream)
-			got, err := bloom.ReadRotating(in, funnel.String, c.n, 0.01, c.window)
+			got, err := bloom.ReadRotating(in, funnel.String, c.opts...)
 			assert.Nil(t, got)
 			for _, target := range c.is {
 				assert.ErrorIs(t, err, target)
@@ -156,19 +180,72 @@ func TestReadRotatingErrors(t *testing.T) {
 			}
 		})
 	}
-	// The same options read every one of those streams.
+	// The options read every one of those streams, and so does the funnel
+	// alone.
 	for _, c := range []struct {
 		stream []byte
-		n      int64
 		opts   []bloom.Option
 	}{
-		{good, 1000, nil},
-		{mitz32, 1000, []bloom.Option{bloom.WithStrategy(strategy.Murmur128Mitz32)}},
-		{legacyK, 3, []bloom.Option{bloom.WithLegacyHashCount()}},
+		{good, sized(1000, w)},
+		{mitz32, sized(1000, w, bloom.WithStrategy(strategy.Murmur128Mitz32))},
+		{mitz32, sized(1000, w)},
+		{legacyK, sized(3, w, bloom.WithLegacyHashCount())},
+		{good, nil},
+		{mitz32, nil},
+		{legacyK, nil},
 	} {
-		_, err := bloom.ReadRotating(bytes.NewReader(c.stream), funnel.String, c.n, 0.01, w, c.opts...)
+		_, err := bloom.ReadRotating(bytes.NewReader(c.stream), funnel.String, c.opts...)
 		assert.NoError(t, err)
 	}
+	_, err := bloom.ReadRotating[string](bytes.NewReader(good), nil)
+	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
+}
+
+// TestReadRotatingFunnelAlone reads a Rotating with its funnel alone: it
+// answers as the one written does, writes the same bytes, and takes no
+// Puts; read with its sizing and window, it rotates as the one written
+// would.
+func TestReadRotatingFunnelAlone(t *testing.T) {
+	const w = time.Minute
+	clock := bloomtest.NewClock(epoch)
+	r, _, _ := twoWindows(t, clock, bloom.WithStrategy(strategy.Murmur128Mitz32))
+	data, err := r.MarshalBinary()
+	require.NoError(t, err)
+
+	read, err := bloom.ReadRotating(iotest.OneByteReader(bytes.NewReader(data)), funnel.String, bloom.WithClock(clock))
+	require.NoError(t, err)
+	for i := range 300 {
+		for _, v := range []string{fmt.Sprint("a", i), fmt.Sprint("b", i), fmt.Sprint("c", i)} {
+			require.Equal(t, r.MightContain(v), read.MightContain(v), v)
+		}
+	}
+	again, err := read.MarshalBinary()
+	require.NoError(t, err)
+	assert.Equal(t, data, again)
+	assert.Equal(t, "bloom.Rotating{funnel.String MURMUR128_MITZ_32 2×9600 bits, 7 hash functions, read-only}", read.String())
+	st := read.Stats()
+	assert.Equal(t, r.Stats().ApproximateElementCount, st.ApproximateElementCount)
+	assert.Equal(t, r.Stats().ExpectedFPP, st.ExpectedFPP)
+	assert.PanicsWithValue(t, "bloom: Put into a Rotating read without WithSizing and WithWindow, which cannot rotate; read it with ReadRotating(r, f, bloom.WithSizing(n, fpp), bloom.WithWindow(window)) to go on putting",
+		func() { read.Put("d") })
+	assert.Panics(t, func() { read.PutMany([]string{"d"}) })
+	assert.False(t, read.MightContain("d"), "a Put that panicked put nothing")
+	clock.Advance(3 * w)
+	assert.True(t, read.MightContain("b7"), "it does not rotate")
+
+	// The strategy comes from the stream: rotations of the restored
+	// Rotating make generations of it.
+	restored, err := bloom.ReadRotating(bytes.NewReader(data), funnel.String, bloom.WithSizing(1000, 0.01), bloom.WithWindow(w), bloom.WithClock(clock))
+	require.NoError(t, err)
+	clock.Advance(w)
+	restored.Put("after")
+	var buf bytes.Buffer
+	_, err = restored.WriteTo(&buf)
+	require.NoError(t, err)
+	cur, err := bloom.ReadFrom(&buf, funnel.String)
+	require.NoError(t, err)
+	assert.Equal(t, strategy.Murmur128Mitz32, raw.Strategy(cur))
+	assert.True(t, cur.MightContain("after"))
 }
 
 // rotatingJava is the Guava side of TestRotatingJavaInterop. It reads the
@@ -216,7 +293,7 @@ func TestRotatingJavaInterop(t *testing.T) {
 	// Debian's Guava is 31.1; its k rule agrees with current Guava's for
 	// n = 1000 at p = 0.01, but the option says which one Java uses.
 	legacy := bloom.WithLegacyHashCount()
-	clock := bloom.NewManualClock(epoch)
+	clock := bloomtest.NewClock(epoch)
 	r, prev, cur := twoWindows(t, clock, legacy)
 	var snapshot bytes.Buffer
 	_, err := r.WriteTo(&snapshot)
@@ -244,7 +321,7 @@ func TestRotatingJavaInterop(t *testing.T) {
 	half := len(snapshot.Bytes()) / 2
 	require.Len(t, javaBytes, len(snapshot.Bytes()))
 	assert.Equal(t, snapshot.Bytes()[:half], javaBytes[half:], "Guava's writeTo of the current generation it read")
-	restored, err := bloom.ReadRotating(bytes.NewReader(javaBytes), funnel.String, 1000, 0.01, time.Minute, bloom.WithClock(clock), legacy)
+	restored, err := bloom.ReadRotating(bytes.NewReader(javaBytes), funnel.String, bloom.WithSizing(1000, 0.01), bloom.WithWindow(time.Minute), bloom.WithClock(clock), legacy)
 	require.NoError(t, err)
 	assert.True(t, restored.MightContain("from-java"))
 	for i := range 200 {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/race"
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -33,7 +34,7 @@ func mustNewRotating[T any](t testing.TB, f funnel.Funnel[T], n int64, p float64
 // for at least one window after its Put, forgotten two windows after it.
 func TestRotatingWindow(t *testing.T) {
 	const w = time.Minute
-	clock := bloom.NewManualClock(epoch)
+	clock := bloomtest.NewClock(epoch)
 	r := mustNewRotating(t, funnel.String, 1000, 0.001, w, bloom.WithClock(clock))
 
 	assert.True(t, r.Put("a"), "first Put of a")
@@ -69,7 +70,7 @@ func TestRotatingWindow(t *testing.T) {
 // forgotten, because each Put refreshes it in the current generation.
 func TestRotatingRefresh(t *testing.T) {
 	const w = time.Hour
-	clock := bloom.NewManualClock(epoch)
+	clock := bloomtest.NewClock(epoch)
 	r := mustNewRotating(t, funnel.Int64, 100, 0.001, w, bloom.WithClock(clock))
 	r.Put(7)
 	for i := range 10 {
@@ -86,7 +87,7 @@ func TestRotatingRefresh(t *testing.T) {
 // would be on a real clock.
 func TestRotatingLongAdvance(t *testing.T) {
 	const w = time.Second
-	clock := bloom.NewManualClock(epoch)
+	clock := bloomtest.NewClock(epoch)
 	r := mustNewRotating(t, funnel.Int64, 100, 0.001, w, bloom.WithClock(clock))
 	for i := range int64(50) {
 		r.Put(i)
@@ -107,7 +108,7 @@ func TestRotatingLongAdvance(t *testing.T) {
 // just before.
 func TestRotatingPutReportsNew(t *testing.T) {
 	const w = time.Minute
-	clock := bloom.NewManualClock(epoch)
+	clock := bloomtest.NewClock(epoch)
 	r := mustNewRotating(t, funnel.Int64, 200, 0.05, w, bloom.WithClock(clock))
 	rng := rand.New(rand.NewPCG(1, 2))
 	news := 0
@@ -137,7 +138,7 @@ func TestRotatingPutReportsNew(t *testing.T) {
 // gets a whole window from its start.
 func TestRotatingCountRotation(t *testing.T) {
 	const n, w = 100, time.Hour
-	clock := bloom.NewManualClock(epoch)
+	clock := bloomtest.NewClock(epoch)
 	r := mustNewRotating(t, funnel.Int64, n, 0.001, w, bloom.WithClock(clock))
 	// fill puts new values until n-1 more of them were new, which is what
 	// fills a generation (a rare false positive does not count), and
@@ -211,7 +212,7 @@ func TestRotatingShardedCount(t *testing.T) {
 			if testing.Short() && n > 50000 {
 				t.Skip("large generation")
 			}
-			r := mustNewRotating(t, funnel.Int64, n, 0.01, time.Hour, bloom.WithClock(bloom.NewManualClock(epoch)))
+			r := mustNewRotating(t, funnel.Int64, n, 0.01, time.Hour, bloom.WithClock(bloomtest.NewClock(epoch)))
 			early := n * 95 / 100
 			var news, v int64
 			for ; news < n; v++ {
@@ -229,7 +230,7 @@ func TestRotatingShardedCount(t *testing.T) {
 }
 
 func TestRotatingArguments(t *testing.T) {
-	clock := bloom.WithClock(bloom.NewManualClock(epoch))
+	clock := bloom.WithClock(bloomtest.NewClock(epoch))
 	for _, c := range []struct {
 		name   string
 		f      funnel.Funnel[string]
@@ -277,7 +278,7 @@ func TestRotatingFilterOptions(t *testing.T) {
 // TestRotatingStats compares Stats with filters built from the same values.
 func TestRotatingStats(t *testing.T) {
 	const w = 10 * time.Second
-	clock := bloom.NewManualClock(epoch)
+	clock := bloomtest.NewClock(epoch)
 	r := mustNewRotating(t, funnel.Int64, 1000, 0.01, w, bloom.WithClock(clock))
 	prev, cur := mustNew(t, funnel.Int64, 1000, 0.01), mustNew(t, funnel.Int64, 1000, 0.01)
 
@@ -355,7 +356,7 @@ func rotatingAllocs[T any](t *testing.T, f funnel.Funnel[T], v T) {
 // collected although its clock holds a timer for it, and that the timer then
 // does nothing.
 func TestRotatingCollected(t *testing.T) {
-	manual := bloom.NewManualClock(epoch)
+	manual := bloomtest.NewClock(epoch)
 	for _, c := range []struct {
 		name  string
 		opts  []bloom.Option
@@ -368,7 +369,7 @@ func TestRotatingCollected(t *testing.T) {
 			r = nil
 			runtime.GC()
 			assert.Nil(t, wp.Value(), "the Rotating is still reachable")
-			if m, ok := c.clock.(*bloom.ManualClock); ok {
+			if m, ok := c.clock.(*bloomtest.Clock); ok {
 				m.Advance(2 * time.Hour) // fires the orphaned timer
 			}
 		})
@@ -396,7 +397,7 @@ func TestRotatingFPP(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			const w = time.Minute
-			clock := bloom.NewManualClock(epoch)
+			clock := bloomtest.NewClock(epoch)
 			r := mustNewRotating(t, funnel.Int64, n, p, w, bloom.WithClock(clock))
 			// Values are positive; probes are negative, never put.
 			next, probe := int64(1), int64(-1)
@@ -457,7 +458,7 @@ func TestRotatingConcurrent(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		perWriter = 8000
 	}
-	clock := bloom.NewManualClock(epoch)
+	clock := bloomtest.NewClock(epoch)
 	r := mustNewRotating(t, funnel.Int64, n, 0.01, w, bloom.WithClock(clock))
 
 	// A writer publishes one Put in 16, with the rotation count of Stats.

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"strconv"
 	"sync/atomic"
 
+	"github.com/mitzbloom/mitzbloom/bloom/internal/hashing"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -69,14 +69,22 @@ import (
 // reports the stages.
 //
 // The zero Scalable is not usable; create one with [NewScalable] or
-// [ReadScalable].
+// [ReadScalable], or decode into it (see [Scalable.UnmarshalBinary]).
 type Scalable[T any] struct {
 	stages atomic.Pointer[stageList[T]]
-	hash   funnel.Hasher[T] // one hash for every stage
+	hash   hashing.Hasher[T] // one hash for every stage
 
-	funnel          funnel.Funnel[T]
-	opts            []Option // the options of every stage's size
-	strategy        strategy.Strategy
+	// readOnly is set for a Scalable read without its sizing, which cannot
+	// grow: its Put panics. It has none of the fields below but funnel and
+	// strategy (the options').
+	readOnly bool
+
+	funnel   funnel.Funnel[T]
+	opts     []Option // the options of every stage's size
+	strategy strategy.Strategy
+	// strategySet is set when strategy is fixed, rather than taken from
+	// the first stage ReadScalable reads.
+	strategySet     bool
 	initialExpected int64
 	fpp             float64
 	growth          int64
@@ -119,13 +127,13 @@ func (st *stage[T]) has(h1, h2 uint64) bool {
 //
 // NewScalable returns an error wrapping [ErrInvalidArgument] when f is nil,
 // the growth factor is less than 2, the tightening ratio is not in (0, 1),
-// the options include [WithUnsynchronizedWrites], or New would return an
-// error for the first stage's sizing.
+// or New would return an error for the first stage's sizing.
 func NewScalable[T any](f funnel.Funnel[T], initialExpected int64, fpp float64, opts ...Option) (*Scalable[T], error) {
 	s, first, err := newScalable(f, initialExpected, fpp, opts)
 	if err != nil {
 		return nil, err
 	}
+	s.strategySet = true
 	s.stages.Store(&stageList[T]{stages: []*stage[T]{s.newStage(first, nil, 0)}})
 	return s, nil
 }
@@ -143,31 +151,28 @@ func newScalable[T any](f funnel.Funnel[T], n int64, p float64, opts []Option) (
 	if f == nil {
 		return nil, stageSize{}, fmt.Errorf("%w: funnel is nil", ErrInvalidArgument)
 	}
-	cfg := Configure(opts...)
-	if cfg.Growth < 2 {
-		return nil, stageSize{}, fmt.Errorf("%w: growth factor (%d) must be >= 2", ErrInvalidArgument, cfg.Growth)
+	cfg := configure(opts)
+	if cfg.growth < 2 {
+		return nil, stageSize{}, fmt.Errorf("%w: growth factor (%d) must be >= 2", ErrInvalidArgument, cfg.growth)
 	}
-	if !(cfg.Tightening > 0 && cfg.Tightening < 1) {
-		return nil, stageSize{}, fmt.Errorf("%w: tightening ratio (%v) must be in (0, 1)", ErrInvalidArgument, cfg.Tightening)
-	}
-	if cfg.UnsynchronizedWrites {
-		return nil, stageSize{}, fmt.Errorf("%w: WithUnsynchronizedWrites: a Scalable filter's stages are written by every goroutine that calls Put", ErrInvalidArgument)
+	if !(cfg.tightening > 0 && cfg.tightening < 1) {
+		return nil, stageSize{}, fmt.Errorf("%w: tightening ratio (%v) must be in (0, 1)", ErrInvalidArgument, cfg.tightening)
 	}
 	// fpp is checked as New checks it, before it is split among the stages.
 	if _, err := size(n, p, opts); err != nil {
 		return nil, stageSize{}, err
 	}
 	s := &Scalable[T]{
-		hash:            funnel.HasherFor(f),
+		hash:            hashing.For(f),
 		funnel:          f,
 		opts:            opts,
-		strategy:        cfg.Strategy,
+		strategy:        cfg.strategy,
 		initialExpected: max(n, 1), // like New, sized for 1 when 0
 		fpp:             p,
-		growth:          int64(cfg.Growth),
-		tightening:      cfg.Tightening,
+		growth:          int64(cfg.growth),
+		tightening:      cfg.tightening,
 	}
-	first, err := s.sizeStage(s.initialExpected, p*(1-cfg.Tightening))
+	first, err := s.sizeStage(s.initialExpected, p*(1-cfg.tightening))
 	if err != nil {
 		return nil, stageSize{}, err
 	}
@@ -217,13 +222,26 @@ func (s *Scalable[T]) newStage(z stageSize, f *Filter[T], count int64) *stage[T]
 //
 // With the built-in funnels Put does not allocate, except for the Put that
 // fills a stage, which allocates the next one.
+//
+// Put panics on a Scalable that [ReadScalable] read, or that was decoded
+// into a zero Scalable, without the sizing it needs to grow: putting into
+// it would fill its newest stage past what it is sized for, and its
+// false-positive probability past the one it was made with.
 func (s *Scalable[T]) Put(v T) bool {
+	if s.readOnly {
+		s.panicReadOnly()
+	}
 	h1, h2 := s.hash.Sum128(v)
 	l := s.stages.Load()
 	if l.contains(h1, h2) {
 		return false
 	}
 	return s.putNewest(l, h1, h2)
+}
+
+// panicReadOnly panics for a Put into a read-only s.
+func (s *Scalable[T]) panicReadOnly() {
+	panic("bloom: Put into a Scalable read without WithSizing, which cannot grow; read it with ReadScalable(r, f, bloom.WithSizing(initialExpected, fpp)) to go on putting")
 }
 
 // contains reports whether any stage of l might contain the hash, asking
@@ -280,11 +298,12 @@ func (s *Scalable[T]) grow(l *stageList[T], wait bool) {
 		last.final.Store(true) // no larger stage can be built: it takes the rest
 		return
 	}
-	// No other list can have replaced l: only the holder of last's flag
-	// adds the stage after it.
+	// Only the holder of last's flag adds the stage after it, so no other
+	// Put can have replaced l; an UnmarshalBinary can have, and its stages
+	// stay.
 	stages := make([]*stage[T], len(l.stages), len(l.stages)+1)
 	copy(stages, l.stages)
-	s.stages.Store(&stageList[T]{stages: append(stages, s.newStage(z, nil, 0))})
+	s.stages.CompareAndSwap(l, &stageList[T]{stages: append(stages, s.newStage(z, nil, 0))})
 }
 
 // MightContain reports whether v might have been put in s; false means it
@@ -295,9 +314,7 @@ func (s *Scalable[T]) MightContain(v T) bool {
 	return s.stages.Load().contains(h1, h2)
 }
 
-// BitSize returns the number of bits in all of s's stages.
-func (s *Scalable[T]) BitSize() int64 { return s.stages.Load().bitSize() }
-
+// bitSize returns the number of bits in all of l's stages.
 func (l *stageList[T]) bitSize() int64 {
 	var n int64
 	for _, st := range l.stages {
@@ -321,24 +338,19 @@ func (s *Scalable[T]) ApproximateElementCount() int64 {
 	return n
 }
 
-// ExpectedFPP returns the probability that MightContain returns true for a
-// value that was never put: 1 − (1−p₀)(1−p₁)…, for stages whose
-// [Filter.ExpectedFPP] are p₀, p₁, …, at most about the sum of the rates
-// the stages are sized for, below the fpp s was made with. It reads every
-// word of every stage.
-func (s *Scalable[T]) ExpectedFPP() float64 {
-	var p float64
-	for _, st := range s.stages.Load().stages {
-		q := st.f.ExpectedFPP()
-		p = p + q - p*q // written so that tiny rates do not round to 0
-	}
-	return p
-}
-
 // String returns a short description of s, such as
 // "bloom.Scalable{funnel.String MURMUR128_MITZ_64 3 stages, 67200 bits, growth 2, tightening 0.9}".
+// A Scalable that cannot grow says "read-only" for its growth and
+// tightening.
 func (s *Scalable[T]) String() string {
 	l := s.stages.Load()
-	return fmt.Sprintf("bloom.Scalable{%s %v %d stages, %d bits, growth %d, tightening %s}",
-		funnelName(s.funnel), s.strategy, len(l.stages), l.bitSize(), s.growth, strconv.FormatFloat(s.tightening, 'g', -1, 64))
+	if l == nil {
+		return "bloom.Scalable{}"
+	}
+	growth := "read-only"
+	if !s.readOnly {
+		growth = fmt.Sprintf("growth %d, tightening %s", s.growth, formatFloat(s.tightening))
+	}
+	return fmt.Sprintf("bloom.Scalable{%s %v %d stages, %d bits, %s}",
+		funnelName(s.funnel), l.stages[0].f.strategy, len(l.stages), l.bitSize(), growth)
 }

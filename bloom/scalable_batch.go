@@ -12,8 +12,11 @@ import (
 // than the CPU caches: it looks a batch of values up in every stage as
 // [Scalable.MightContainMany] does, then prefetches the newest stage's
 // words for the values no stage holds before it puts them one by one.
-// PutMany is safe for concurrent use like Put.
+// PutMany is safe for concurrent use like Put, and panics where Put does.
 func (s *Scalable[T]) PutMany(vs []T) {
+	if s.readOnly {
+		s.panicReadOnly()
+	}
 	var hs, absent [probe.BatchSize]probe.Hash
 	var found [probe.BatchSize]bool
 	for len(vs) > 0 {

@@ -44,18 +44,33 @@ func ExampleReadScalable() {
 		log.Fatal(err)
 	}
 
-	// The same arguments read them back.
-	restored, err := bloom.ReadScalable(&snapshot, funnel.String, 1000, 0.01)
+	data := snapshot.Bytes()
+
+	// The funnel alone reads them back, to look values up.
+	lookups, err := bloom.ReadScalable(bytes.NewReader(data), funnel.String)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(restored.MightContain("client-42"))
+	fmt.Println(lookups.MightContain("client-42"))
+	fmt.Println(lookups)
+
+	// With the sizing it was made with, it goes on growing.
+	restored, err := bloom.ReadScalable(bytes.NewReader(data), funnel.String, bloom.WithSizing(1000, 0.01))
+	if err != nil {
+		log.Fatal(err)
+	}
 	for _, st := range restored.Stats().Stages {
 		fmt.Printf("%d values at %.6f: %d bits, %d hash functions\n", st.ExpectedInsertions, st.FPP, st.BitSize, st.NumHashFunctions)
 	}
+
+	// Another sizing is an error that names both.
+	_, err = bloom.ReadScalable(bytes.NewReader(data), funnel.String, bloom.WithSizing(2000, 0.01))
+	fmt.Println(err)
 	// Output:
 	// true
+	// bloom.Scalable{funnel.String MURMUR128_MITZ_64 3 stages, 102912 bits, read-only}
 	// 1000 values at 0.001000: 14400 bits, 10 hash functions
 	// 2000 values at 0.000900: 29248 bits, 10 hash functions
 	// 4000 values at 0.000810: 59264 bits, 10 hash functions
+	// bloom: incompatible filters: stage 0 has 14400 bits and 10 hash functions, but WithSizing(2000, 0.01), growth 2 and tightening 0.9 make it 28800 bits and 10 hash functions
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,11 +83,34 @@ func TestScalableRoundTrip(t *testing.T) {
 	}
 	assert.Zero(t, in.Len())
 
-	back, err := bloom.ReadScalable(bytes.NewReader(data), funnel.String, 10, 0.1)
+	// The funnel alone reads it, to look values up.
+	lookups, err := bloom.ReadScalable(iotest.OneByteReader(bytes.NewReader(data)), funnel.String)
+	require.NoError(t, err)
+	assert.Equal(t, data, scalableBytes(t, lookups))
+	assert.Equal(t, strings.Replace(s.String(), "growth 2, tightening 0.9", "read-only", 1), lookups.String())
+	assert.Equal(t, st.ExpectedFPP, lookups.Stats().ExpectedFPP)
+	for i := range 5000 {
+		v := fmt.Sprint("p", i)
+		require.Equal(t, s.MightContain(v), lookups.MightContain(v), v)
+	}
+	for _, v := range vs {
+		require.True(t, lookups.MightContain(v))
+	}
+	for i, stage := range lookups.Stats().Stages {
+		assert.Zero(t, stage.ExpectedInsertions, "stage %d, read without its sizing", i)
+		assert.Zero(t, stage.FPP, "stage %d, read without its sizing", i)
+		assert.Equal(t, st.Stages[i].BitSize, stage.BitSize, "stage %d", i)
+	}
+	assert.PanicsWithValue(t, "bloom: Put into a Scalable read without WithSizing, which cannot grow; read it with ReadScalable(r, f, bloom.WithSizing(initialExpected, fpp)) to go on putting",
+		func() { lookups.Put("more") })
+	assert.Panics(t, func() { lookups.PutMany([]string{"more"}) })
+
+	// With its sizing, it goes on growing.
+	back, err := bloom.ReadScalable(bytes.NewReader(data), funnel.String, bloom.WithSizing(10, 0.1))
 	require.NoError(t, err)
 	assert.Equal(t, data, scalableBytes(t, back))
 	assert.Equal(t, s.String(), back.String())
-	assert.Equal(t, s.ExpectedFPP(), back.ExpectedFPP())
+	assert.Equal(t, st.ExpectedFPP, back.Stats().ExpectedFPP)
 	assert.InEpsilon(t, s.ApproximateElementCount(), back.ApproximateElementCount(), 0.05)
 	for i := range 5000 {
 		v := fmt.Sprint("p", i)
@@ -121,11 +146,16 @@ func TestReadScalableErrors(t *testing.T) {
 	require.Equal(t, len(data), end)
 
 	read := func(b []byte, opts ...bloom.Option) (*bloom.Scalable[string], error) {
-		return bloom.ReadScalable(bytes.NewReader(b), funnel.String, 10, 0.1, opts...)
+		return bloom.ReadScalable(bytes.NewReader(b), funnel.String, append([]bloom.Option{bloom.WithSizing(10, 0.1)}, opts...)...)
+	}
+	alone := func(b []byte, opts ...bloom.Option) (*bloom.Scalable[string], error) {
+		return bloom.ReadScalable(bytes.NewReader(b), funnel.String, opts...)
 	}
 
 	_, err := read(nil)
 	assert.Equal(t, io.EOF, err, "empty")
+	_, err = alone(nil)
+	assert.Equal(t, io.EOF, err, "empty, funnel alone")
 
 	// Cut anywhere: inside a stage, the stream is truncated; at a stage's
 	// end, it is a Scalable with fewer stages, which is all a stream of
@@ -138,35 +168,59 @@ func TestReadScalableErrors(t *testing.T) {
 				stages++
 			}
 		}
+		gotAlone, errAlone := alone(data[:cut])
 		if cut == boundaries[max(stages-1, 0)] && stages > 0 {
 			require.NoError(t, err, "cut at %d", cut)
 			require.Len(t, got.Stats().Stages, stages)
+			require.NoError(t, errAlone, "cut at %d, funnel alone", cut)
+			require.Len(t, gotAlone.Stats().Stages, stages)
 			continue
 		}
 		require.ErrorIs(t, err, bloom.ErrCorrupt, "cut at %d", cut)
 		require.ErrorIs(t, err, io.ErrUnexpectedEOF, "cut at %d", cut)
 		require.Nil(t, got)
+		require.ErrorIs(t, errAlone, bloom.ErrCorrupt, "cut at %d, funnel alone", cut)
+		require.ErrorIs(t, errAlone, io.ErrUnexpectedEOF, "cut at %d, funnel alone", cut)
+		require.Nil(t, gotAlone)
 	}
 
-	// Stages that are not those the arguments predict.
+	// Stages that are not those the options predict, named in the error
+	// beside what the stream holds.
 	stage0 := data[:boundaries[0]]
+	twice := append(append([]byte(nil), stage0...), stage0...)
 	for _, c := range []struct {
 		name string
 		b    []byte
 		n    int64
 		p    float64
 		opts []bloom.Option
+		want string
 	}{
-		{"the first stage twice", append(append([]byte(nil), stage0...), stage0...), 10, 0.1, nil},
-		{"another initial size", data, 100, 0.1, nil},
-		{"another rate", data, 10, 0.2, nil},
-		{"another tightening", data, 10, 0.1, []bloom.Option{bloom.WithTightening(0.8)}},
-		{"another growth", data, 10, 0.1, []bloom.Option{bloom.WithGrowth(3)}},
-		{"another strategy", data, 10, 0.1, []bloom.Option{bloom.WithStrategy(strategy.Murmur128Mitz32)}},
+		{"the first stage twice", twice, 10, 0.1, nil, "stage 1 has 128 bits and 7 hash functions, but WithSizing(10, 0.1), growth 2 and tightening 0.9 make it 256 bits and 7 hash functions"},
+		{"another initial size", data, 100, 0.1, nil, "stage 0 has 128 bits and 7 hash functions, but WithSizing(100, 0.1), growth 2 and tightening 0.9 make it 960 bits and 7 hash functions"},
+		{"a smaller initial size", data, 1, 0.1, nil, "stage 0: bloom: filter too large: 128 bits is more than the limit of 64"},
+		{"another rate", data, 10, 0.2, nil, "stage 0 has 128 bits and 7 hash functions, but WithSizing(10, 0.2), growth 2 and tightening 0.9 make it 128 bits and 6 hash functions"},
+		{"another tightening", data, 10, 0.1, []bloom.Option{bloom.WithTightening(0.8)}, "tightening 0.8 make it"},
+		{"another growth", data, 10, 0.1, []bloom.Option{bloom.WithGrowth(3)}, "growth 3 and tightening 0.9 make it"},
+		{"another strategy", data, 10, 0.1, []bloom.Option{bloom.WithStrategy(strategy.Murmur128Mitz32)},
+			"stage 0 has strategy MURMUR128_MITZ_64, but the Scalable's, which WithStrategy sets, is MURMUR128_MITZ_32"},
 	} {
-		_, err := bloom.ReadScalable(bytes.NewReader(c.b), funnel.String, c.n, c.p, c.opts...)
+		_, err := bloom.ReadScalable(bytes.NewReader(c.b), funnel.String, append([]bloom.Option{bloom.WithSizing(c.n, c.p)}, c.opts...)...)
 		assert.ErrorIs(t, err, bloom.ErrIncompatible, c.name)
+		assert.ErrorContains(t, err, c.want, c.name)
 	}
+	_, err = alone(data, bloom.WithStrategy(strategy.Murmur128Mitz32))
+	assert.ErrorIs(t, err, bloom.ErrIncompatible, "another strategy, funnel alone")
+
+	// Without the sizing, the stages must still be a Scalable's.
+	_, err = alone(twice)
+	assert.ErrorIs(t, err, bloom.ErrCorrupt)
+	assert.ErrorContains(t, err, "not a Scalable's stages: stage 1 has 128 bits, no more than the 128 of the one before")
+	mitz32, _ := grownScalable(t, 3, bloom.WithStrategy(strategy.Murmur128Mitz32))
+	mixed := append(append([]byte(nil), stage0...), scalableBytes(t, mitz32)[boundaries[0]:]...)
+	_, err = alone(mixed)
+	assert.ErrorIs(t, err, bloom.ErrCorrupt)
+	assert.ErrorContains(t, err, "not a Scalable's stages: stage 1 has strategy MURMUR128_MITZ_32, the one before MURMUR128_MITZ_64")
 
 	// A second stage whose header announces more words than the stage has
 	// is refused after its header, whatever follows.
@@ -176,6 +230,11 @@ func TestReadScalableErrors(t *testing.T) {
 	_, err = read(big)
 	assert.ErrorIs(t, err, bloom.ErrIncompatible)
 	assert.ErrorIs(t, err, bloom.ErrTooLarge)
+	// Without the sizing, it grows only as the words arrive, which they do
+	// not.
+	_, err = alone(big)
+	assert.ErrorIs(t, err, bloom.ErrCorrupt)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 
 	// Corrupt headers are ReadFrom's errors.
 	bad := append([]byte(nil), data...)
@@ -186,13 +245,15 @@ func TestReadScalableErrors(t *testing.T) {
 
 	// A reader's own error is returned, wrapped.
 	boom := errors.New("boom")
-	_, err = bloom.ReadScalable(io.MultiReader(bytes.NewReader(data[:boundaries[0]+3]), errReader{boom}), funnel.String, 10, 0.1)
+	_, err = bloom.ReadScalable(io.MultiReader(bytes.NewReader(data[:boundaries[0]+3]), errReader{boom}), funnel.String)
 	assert.ErrorIs(t, err, boom)
 
 	// Arguments NewScalable rejects, before anything is read.
 	_, err = read(data, bloom.WithGrowth(1))
 	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
-	_, err = bloom.ReadScalable[string](bytes.NewReader(data), nil, 10, 0.1)
+	_, err = bloom.ReadScalable[string](bytes.NewReader(data), nil)
+	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
+	_, err = read(data, bloom.WithSizing(10, 1.5))
 	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
 }
 
@@ -213,20 +274,22 @@ func TestReadScalableAllocation(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err = bloom.ReadScalable(bytes.NewReader(stream), funnel.String, n, 0.01)
+	_, err = bloom.ReadScalable(bytes.NewReader(stream), funnel.String, bloom.WithSizing(n, 0.01))
+	_, errAlone := bloom.ReadScalable(bytes.NewReader(stream), funnel.String)
 	runtime.ReadMemStats(&after)
 	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	require.ErrorIs(t, errAlone, io.ErrUnexpectedEOF)
 	allocated := after.TotalAlloc - before.TotalAlloc
-	assert.Less(t, allocated, uint64(1<<20), "allocated %d bytes for a %d-byte stream announcing %d", allocated, len(stream), bits/8)
+	assert.Less(t, allocated, uint64(1<<20), "allocated %d bytes for two reads of a %d-byte stream announcing %d", allocated, len(stream), bits/8)
 }
 
-// FuzzReadScalable feeds arbitrary streams to ReadScalable, seeded with
-// Scalables of one to four stages, cut and damaged. Whatever it accepts
-// must write back exactly the bytes it read, with the stages the
-// arguments predict; whatever it rejects gets one of the documented
-// errors. The seeds, and the inputs in testdata/fuzz/FuzzReadScalable that
-// a run of the fuzzer found to reach new code, run as a test with every
-// go test.
+// FuzzReadScalable feeds arbitrary streams to ReadScalable, with the
+// sizing and with the funnel alone, seeded with Scalables of one to four
+// stages, cut and damaged. Whatever it accepts must write back exactly the
+// bytes it read, with the stages the sizing predicts, and be usable;
+// whatever it rejects gets one of the documented errors. The seeds, and the
+// inputs in testdata/fuzz/FuzzReadScalable that a run of the fuzzer found
+// to reach new code, run as a test with every go test.
 func FuzzReadScalable(f *testing.F) {
 	for stages := 1; stages <= 4; stages++ {
 		s, _ := grownScalable(f, stages)
@@ -243,14 +306,26 @@ func FuzzReadScalable(f *testing.F) {
 	f.Add([]byte{1, 5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3})
 	f.Add([]byte{1, 5, 0x7f, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := bloom.ReadScalable(bytes.NewReader(data), funnel.String, 10, 0.1)
-		if err != nil {
+		documented := func(s *bloom.Scalable[string], err error) {
 			if s != nil {
 				t.Fatalf("ReadScalable returned a Scalable and %v", err)
 			}
 			if !errors.Is(err, bloom.ErrCorrupt) && !errors.Is(err, bloom.ErrIncompatible) && !(len(data) == 0 && err == io.EOF) {
 				t.Fatalf("ReadScalable(%x): undocumented error %v", data, err)
 			}
+		}
+		if s, err := bloom.ReadScalable(bytes.NewReader(data), funnel.String); err != nil {
+			documented(s, err)
+		} else {
+			if out := scalableBytes(t, s); !bytes.Equal(out, data) {
+				t.Fatalf("funnel alone: wrote back %x, read %x", out, data)
+			}
+			_ = s.Stats()
+		}
+
+		s, err := bloom.ReadScalable(bytes.NewReader(data), funnel.String, bloom.WithSizing(10, 0.1))
+		if err != nil {
+			documented(s, err)
 			return
 		}
 		if out := scalableBytes(t, s); !bytes.Equal(out, data) {
@@ -269,11 +344,11 @@ func FuzzReadScalable(f *testing.F) {
 				t.Fatalf("stage %d starts with %d inserts, more than its %d", i, got.Inserts, got.ExpectedInsertions)
 			}
 		}
-		// A Scalable read from anywhere is usable.
+		// A Scalable read from anywhere with its sizing is usable.
 		s.Put("x")
 		if !s.MightContain("x") {
 			t.Fatal("false negative after Put")
 		}
-		_ = s.ExpectedFPP()
+		_ = s.Stats()
 	})
 }

@@ -4,18 +4,24 @@ package bloom
 type ScalableStats struct {
 	// Stages describes the stages, oldest first.
 	Stages []StageStats
-	// BitSize, ApproximateElementCount and ExpectedFPP are those of
-	// [Scalable.BitSize], [Scalable.ApproximateElementCount] and
-	// [Scalable.ExpectedFPP].
-	BitSize                 int64
+	// BitSize is the number of bits in all the stages: they take
+	// BitSize/8 bytes of memory.
+	BitSize int64
+	// ApproximateElementCount is [Scalable.ApproximateElementCount]: the
+	// sum of the stages' Inserts.
 	ApproximateElementCount int64
-	ExpectedFPP             float64
+	// ExpectedFPP is the probability that MightContain returns true for a
+	// value that was never put: 1 − (1−p₀)(1−p₁)…, for stages whose
+	// ExpectedFPP are p₀, p₁, …, at most about the sum of the rates the
+	// stages are sized for, below the fpp the Scalable was made with.
+	ExpectedFPP float64
 }
 
 // StageStats describes one stage of a [Scalable].
 type StageStats struct {
 	// ExpectedInsertions and FPP are what the stage is sized for, as New
-	// sizes a filter: initialExpected·sⁱ values at fpp·(1−r)·rⁱ.
+	// sizes a filter: initialExpected·sⁱ values at fpp·(1−r)·rⁱ. Both are
+	// 0 for a Scalable read without its sizing (see [WithSizing]).
 	ExpectedInsertions int64
 	FPP                float64
 	// BitSize and NumHashFunctions are the stage's [Filter.BitSize] and

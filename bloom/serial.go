@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
@@ -51,7 +52,7 @@ func (f *Filter[T]) WriteTo(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	words := f.bits.WordCount()
-	buf := f.appendHeader(make([]byte, 0, HeaderSize+8*min(words, chunkWords)))
+	buf := f.appendHeader(make([]byte, 0, headerSize+8*min(words, chunkWords)))
 	var written int64
 	for i := 0; i < words; {
 		end := min(i+chunkWords, words)
@@ -71,7 +72,7 @@ func (f *Filter[T]) MarshalBinary() ([]byte, error) {
 	if err := f.usable("MarshalBinary"); err != nil {
 		return nil, err
 	}
-	return f.AppendBinary(make([]byte, 0, HeaderSize+8*f.bits.WordCount()))
+	return f.AppendBinary(make([]byte, 0, headerSize+8*f.bits.WordCount()))
 }
 
 // AppendBinary appends the bytes WriteTo would write to b and returns the
@@ -150,14 +151,15 @@ func ReadFromLimit[T any](r io.Reader, f funnel.Funnel[T], maxBits int64) (*Filt
 }
 
 // UnmarshalBinary replaces f with the filter in data, in Guava's writeTo
-// format, keeping f's funnel. f must have been made by New or ReadFrom, since
-// the format does not record the funnel. Unlike ReadFrom, UnmarshalBinary
-// rejects bytes after the filter, since data should hold exactly one. On error
-// f is unchanged. A filter made with [WithUnsynchronizedWrites] stays so.
-// UnmarshalBinary must not run concurrently with any other method of f.
+// format, as [Filter.UnmarshalText] replaces it with the decoded text: f
+// keeps its funnel, and a zero Filter takes the default funnel of T. Unlike
+// ReadFrom, UnmarshalBinary rejects bytes after the filter, since data
+// should hold exactly one. On error f is unchanged. UnmarshalBinary must not
+// run concurrently with any other method of f.
 func (f *Filter[T]) UnmarshalBinary(data []byte) error {
-	if f.funnel == nil {
-		return fmt.Errorf("%w: UnmarshalBinary on a filter with no funnel; create it with New or ReadFrom", ErrInvalidArgument)
+	fn, err := funnelOrDefault(f.funnel, "Filter", "New or ReadFrom")
+	if err != nil {
+		return err
 	}
 	r := &byteReader{data: data}
 	s, k, bits, err := decode(r, bitarray.MaxWords*64)
@@ -167,7 +169,7 @@ func (f *Filter[T]) UnmarshalBinary(data []byte) error {
 	if rest := len(data) - r.off; rest > 0 {
 		return fmt.Errorf("%w: %d bytes after the %d-byte filter", ErrCorrupt, rest, r.off)
 	}
-	*f = *newFilter(f.funnel, s, k, bits, f.probe.Plain())
+	*f = *newFilter(fn, s, k, bits, false)
 	return nil
 }
 
@@ -189,33 +191,33 @@ func (r *byteReader) Read(p []byte) (int, error) {
 // decode reads one serialized filter from r, checking it as Guava's readFrom
 // does and in the same order.
 func decode(r io.Reader, maxBits int64) (strategy.Strategy, int, *bitarray.Array, error) {
-	var hdr [HeaderSize]byte
+	var hdr [headerSize]byte
 	if n, err := io.ReadFull(r, hdr[:]); err != nil {
 		if err == io.EOF {
 			return nil, 0, nil, io.EOF
 		}
-		return nil, 0, nil, readError(err, n, HeaderSize)
+		return nil, 0, nil, readError(err, n, headerSize)
 	}
 	h, err := parseHeader(hdr)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	if h.Words > maxWords {
+	if h.words > maxWords {
 		// Only where int cannot count 2³¹−1 words, on 32-bit platforms.
-		return nil, 0, nil, fmt.Errorf("%w: %d words is more than %d this platform can hold (%s)", ErrTooLarge, h.Words, maxWords, h.guava())
+		return nil, 0, nil, fmt.Errorf("%w: %d words is more than %d this platform can hold (%s)", ErrTooLarge, h.words, maxWords, h.guava())
 	}
-	if h.Words*64 > maxBits {
-		return nil, 0, nil, fmt.Errorf("%w: %d bits is more than the limit of %d (%s)", ErrTooLarge, h.Words*64, maxBits, h.guava())
+	if h.words*64 > maxBits {
+		return nil, 0, nil, fmt.Errorf("%w: %d bits is more than the limit of %d (%s)", ErrTooLarge, h.words*64, maxBits, h.guava())
 	}
 
-	data, err := readWords(r, int(h.Words))
+	data, err := readWords(r, int(h.words))
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	if h.NumHashFunctions == 0 {
+	if h.k == 0 {
 		return nil, 0, nil, fmt.Errorf("%w: number of hash functions (0) must be > 0 (%s)", ErrCorrupt, h.guava())
 	}
-	return h.Strategy, h.NumHashFunctions, bitarray.FromWords(data), nil
+	return h.strategy, h.k, bitarray.FromWords(data), nil
 }
 
 // readWords reads n big-endian words, growing the result as they arrive so
@@ -233,7 +235,7 @@ func readWords(r io.Reader, n int) ([]uint64, error) {
 		}
 		chunk := buf[:8*min(n-len(words), chunkWords)]
 		if got, err := io.ReadFull(r, chunk); err != nil {
-			return nil, readError(err, HeaderSize+8*len(words)+got, HeaderSize+8*n)
+			return nil, readError(err, headerSize+8*len(words)+got, headerSize+8*n)
 		}
 		for i := 0; i < len(chunk); i += 8 {
 			words = append(words, binary.BigEndian.Uint64(chunk[i:]))
@@ -250,3 +252,38 @@ func readError(err error, got, want int) error {
 	}
 	return fmt.Errorf("bloom: reading filter after %d bytes: %w", got, err)
 }
+
+// A shape is what makes filters alike: their bit size, number of hash
+// functions and strategy, which a Rotating's generations share, and a
+// Scalable's stages follow from its sizing.
+type shape struct {
+	bits     int64
+	k        int
+	strategy strategy.Strategy
+}
+
+func shapeOf[T any](f *Filter[T]) shape { return shape{f.BitSize(), f.k, f.strategy} }
+
+func (s shape) String() string {
+	if s.strategy == nil {
+		return fmt.Sprintf("%d bits and %d hash functions", s.bits, s.k)
+	}
+	return fmt.Sprintf("%d bits and %d hash functions, %v", s.bits, s.k, s.strategy)
+}
+
+// readPart reads one filter of the several that a Rotating or a Scalable
+// writes back to back, refusing, after its header alone, one of more than
+// maxBits bits, so that a stream cannot make its reader allocate more than
+// what it expects: the error is then the one tooLarge makes of
+// ReadFromLimit's.
+func readPart[T any](rd io.Reader, fn funnel.Funnel[T], maxBits int64, tooLarge func(error) error) (*Filter[T], error) {
+	f, err := ReadFromLimit(rd, fn, maxBits)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, tooLarge(err)
+	}
+	return f, err
+}
+
+// formatFloat formats a false-positive probability as Go code would write
+// it, for errors that name an option's arguments.
+func formatFloat(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) }

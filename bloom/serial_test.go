@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
@@ -97,7 +98,7 @@ func TestReadFromGuavaCases(t *testing.T) {
 	ok := func(ordinal, k int, bitSize int64) func(*testing.T, *bloom.Filter[string], error) {
 		return func(t *testing.T, f *bloom.Filter[string], err error) {
 			require.NoError(t, err)
-			assert.Equal(t, ordinal, f.Strategy().Ordinal())
+			assert.Equal(t, ordinal, raw.Strategy(f).Ordinal())
 			assert.Equal(t, k, f.NumHashFunctions())
 			assert.Equal(t, bitSize, f.BitSize())
 		}
@@ -273,7 +274,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 		g := mustNew(t, funnel.Int64, 10, 0.5)
 		require.NoError(t, g.UnmarshalBinary(data))
 		assert.True(t, g.Equal(f))
-		assert.Equal(t, s, g.Strategy())
+		assert.Equal(t, s, raw.Strategy(g))
 		for i := range int64(5000) {
 			assert.True(t, g.MightContain(i*7))
 		}
@@ -292,10 +293,18 @@ func TestUnmarshalBinaryErrors(t *testing.T) {
 	assert.ErrorIs(t, err, io.EOF)
 	assert.True(t, f.Equal(before), "a failed UnmarshalBinary leaves the filter unchanged")
 
+	// A zero Filter takes its element type's default funnel, if it has one.
 	var zero bloom.Filter[string]
-	err = zero.UnmarshalBinary([]byte{1, 5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3})
+	require.NoError(t, zero.UnmarshalBinary([]byte{1, 5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3}))
+	assert.Equal(t, funnel.String, raw.Funnel(&zero))
+	var noDefault bloom.Filter[visit]
+	err = noDefault.UnmarshalBinary([]byte{1, 5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3})
 	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "decoding into a zero Filter[bloom_test.visit]")
 }
+
+// visit is a key type with no built-in funnel, and so no default funnel.
+type visit struct{ host string }
 
 func TestSaturated(t *testing.T) {
 	// docs/guava.md §8.3: a 64-bit filter is full after 384 puts of 0..383.

@@ -23,7 +23,7 @@ const maxHashFunctions = 255
 type sizing struct {
 	words int
 	k     int
-	cfg   Config
+	cfg   config
 }
 
 // Size reports the bit size and the number of hash functions New would use
@@ -33,7 +33,7 @@ type sizing struct {
 // Size is Guava's sizing on every platform. On a 32-bit platform New also
 // refuses a filter of more than 2 GiB, which the address space cannot hold,
 // where Size still reports the size Guava gives it, for a filter kept
-// elsewhere (as in redisfilter) or built by Java.
+// elsewhere or built by Java.
 //
 // Like Guava, Size treats expectedInsertions == 0 as 1 and rounds the optimal
 // number of bits up to a multiple of 64.
@@ -46,7 +46,7 @@ func Size(expectedInsertions int64, fpp float64, opts ...Option) (bitSize int64,
 }
 
 func size(n int64, p float64, opts []Option) (sizing, error) {
-	cfg := Configure(opts...)
+	cfg := configure(opts)
 	// Guava's checks, in Guava's order and with its wording.
 	if n < 0 {
 		return sizing{}, fmt.Errorf("%w: expected insertions (%d) must be >= 0", ErrInvalidArgument, n)
@@ -57,7 +57,7 @@ func size(n int64, p float64, opts []Option) (sizing, error) {
 	if !(p < 1) {
 		return sizing{}, fmt.Errorf("%w: false positive probability (%s) must be < 1.0", ErrInvalidArgument, javamath.FormatDouble(p))
 	}
-	if cfg.Strategy == nil {
+	if cfg.strategy == nil {
 		return sizing{}, fmt.Errorf("%w: strategy is nil", ErrInvalidArgument)
 	}
 	if n == 0 {
@@ -66,7 +66,7 @@ func size(n int64, p float64, opts []Option) (sizing, error) {
 	logP := javamath.Log(p)
 	numBits := javamath.DoubleToLong(float64(-n) * logP / ln2sq)
 	var k int
-	if cfg.LegacyHashCount {
+	if cfg.legacyHashCount {
 		k = javaHashCount(float64(numBits) / float64(n) * ln2)
 	} else {
 		k = javaHashCount(-logP / ln2)

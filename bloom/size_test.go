@@ -140,23 +140,3 @@ func TestSizeOptions(t *testing.T) {
 func TestSizeAllocs(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _, _ = bloom.Size(1e9, 0.01) }))
 }
-
-// TestConfigure checks the defaults each option documents, that later
-// options override earlier ones, and that a func literal is an Option.
-func TestConfigure(t *testing.T) {
-	c := bloom.Configure()
-	assert.Equal(t, strategy.Murmur128Mitz64, c.Strategy)
-	assert.False(t, c.LegacyHashCount)
-	assert.False(t, c.UnsynchronizedWrites)
-	assert.NotNil(t, c.Clock)
-	assert.Equal(t, 2, c.Growth)
-	assert.Equal(t, 0.9, c.Tightening)
-	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = bloom.Configure() }))
-
-	clock := &bloom.ManualClock{}
-	c = bloom.Configure(bloom.WithStrategy(strategy.Murmur128Mitz32), bloom.WithLegacyHashCount(),
-		bloom.WithClock(clock), bloom.WithGrowth(4), bloom.WithTightening(0.5), bloom.WithGrowth(3),
-		func(c *bloom.Config) { c.UnsynchronizedWrites = true })
-	assert.Equal(t, bloom.Config{Strategy: strategy.Murmur128Mitz32, LegacyHashCount: true, UnsynchronizedWrites: true,
-		Clock: clock, Growth: 3, Tightening: 0.5}, c)
-}

@@ -3,32 +3,20 @@ package bloom
 import (
 	"math"
 
-	"github.com/bits-and-blooms/bitset"
-
-	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/javamath"
-	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
-// BitSize returns the number of bits in f, a multiple of 64. Guava keeps its
-// bitSize() package-private; it is the modulus of every index.
+// BitSize returns the number of bits in f, a multiple of 64: f takes
+// BitSize()/8 bytes of memory. Guava keeps its bitSize() package-private;
+// it is the modulus of every index.
 func (f *Filter[T]) BitSize() int64 { return f.bits.BitSize() }
 
-// Funnel returns the funnel f was created or read with.
-func (f *Filter[T]) Funnel() funnel.Funnel[T] { return f.funnel }
-
-// NumHashFunctions returns k, the number of bits each value sets.
+// NumHashFunctions returns k, the number of bits each value sets (a bit
+// may be set by more than one of them).
 func (f *Filter[T]) NumHashFunctions() int { return f.k }
-
-// Strategy returns the strategy f maps hashes to bits with.
-func (f *Filter[T]) Strategy() strategy.Strategy { return f.strategy }
 
 // BitCount returns the number of bits set in f. It reads every word of f.
 func (f *Filter[T]) BitCount() int64 { return f.bits.Count() }
-
-// Bits returns a snapshot of f's bits: bit i of the result is bit i of the
-// filter, the bit that index i of the strategy sets.
-func (f *Filter[T]) Bits() *bitset.BitSet { return bitset.From(f.bits.Words()) }
 
 // ExpectedFPP returns the probability that MightContain returns true for a
 // value that was never put, estimated from the fraction of bits set as

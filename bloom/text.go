@@ -12,7 +12,8 @@ import (
 // service decodes with java.util.Base64.getDecoder() and reads with
 // BloomFilter.readFrom. Encoders that look for encoding.TextMarshaler
 // (encoding/json, encoding/xml and most YAML and TOML packages) then write a
-// filter as a string rather than as an empty object.
+// filter of any of the three types as a string rather than as an empty
+// object.
 
 // MarshalText returns the bytes [Filter.MarshalBinary] returns in standard
 // base64, with padding, so that encoding/json writes f as a string. Java
@@ -32,20 +33,24 @@ func (f *Filter[T]) AppendText(b []byte) ([]byte, error) {
 	if err := f.usable("AppendText"); err != nil {
 		return b, err
 	}
-	return appendBase64(b, HeaderSize+8*f.bits.WordCount(), f)
+	return appendBase64(b, headerSize+8*f.bits.WordCount(), f)
 }
 
 // UnmarshalText replaces f with the filter in text, which MarshalText or
 // Java's Base64.getEncoder() wrote, as [Filter.UnmarshalBinary] replaces it
-// with the decoded bytes: f keeps its funnel, so it must have been made by
-// New or ReadFrom, and takes the size, hash functions and strategy of the
-// filter in text. A zero Filter, such as the one encoding/json makes for a
-// nil *Filter field, has no funnel: UnmarshalText returns an error wrapping
-// [ErrInvalidArgument] for it. Text that is not base64 is an error wrapping
+// with the decoded bytes: f takes the size, hash functions and strategy of
+// the filter in text, and keeps its funnel. A zero Filter, such as
+// encoding/json makes for a nil *Filter or a map value, takes the default
+// funnel of T (see the package documentation); for a T without one,
+// UnmarshalText returns an error wrapping [ErrInvalidArgument] that says to
+// make the filter first. Text that is not base64 is an error wrapping
 // [ErrCorrupt]. On error f is unchanged. UnmarshalText must not run
 // concurrently with any other method of f.
 func (f *Filter[T]) UnmarshalText(text []byte) error {
-	return unmarshalText(text, f.funnel != nil, "Filter", "New or ReadFrom", f.UnmarshalBinary)
+	if _, err := funnelOrDefault(f.funnel, "Filter", "New or ReadFrom"); err != nil {
+		return err
+	}
+	return unmarshalText(text, f.UnmarshalBinary)
 }
 
 // MarshalText returns the bytes [Rotating.MarshalBinary] returns, the two
@@ -62,21 +67,54 @@ func (r *Rotating[T]) MarshalText() ([]byte, error) {
 // AppendText appends the text MarshalText returns to b and returns the
 // extended slice.
 func (r *Rotating[T]) AppendText(b []byte) ([]byte, error) {
-	if r.gens.Load() == nil {
+	g := r.gens.Load()
+	if g == nil {
 		return b, r.zero("AppendText")
 	}
-	return appendBase64(b, 2*(HeaderSize+8*r.words), r)
+	return appendBase64(b, g.size(), r)
 }
 
 // UnmarshalText replaces r's generations with the two in text, which
 // MarshalText wrote, as [Rotating.UnmarshalBinary] does with the decoded
-// bytes: r keeps its funnel, sizing, window and clock, and the generations
-// must be the size NewRotating gave r's. A zero Rotating has no funnel:
-// UnmarshalText returns an error wrapping [ErrInvalidArgument] for it. Text
-// that is not base64 is an error wrapping [ErrCorrupt]. On error r is
-// unchanged.
+// bytes, which says what a zero Rotating becomes. Text that is not base64
+// is an error wrapping [ErrCorrupt]. On error r is unchanged.
 func (r *Rotating[T]) UnmarshalText(text []byte) error {
-	return unmarshalText(text, r.funnel != nil, "Rotating", "NewRotating or ReadRotating", r.UnmarshalBinary)
+	if _, err := funnelOrDefault(r.funnel, "Rotating", "NewRotating or ReadRotating"); err != nil {
+		return err
+	}
+	return unmarshalText(text, r.UnmarshalBinary)
+}
+
+// MarshalText returns the bytes [Scalable.MarshalBinary] returns, the
+// stages as Guava filters back to back, in standard base64 with padding, so
+// that encoding/json writes s as a string. Java decodes it and reads the
+// stages from the bytes as [Scalable.WriteTo] shows.
+func (s *Scalable[T]) MarshalText() ([]byte, error) {
+	if s.stages.Load() == nil {
+		return nil, s.zero("MarshalText")
+	}
+	return s.AppendText(nil)
+}
+
+// AppendText appends the text MarshalText returns to b and returns the
+// extended slice.
+func (s *Scalable[T]) AppendText(b []byte) ([]byte, error) {
+	l := s.stages.Load()
+	if l == nil {
+		return b, s.zero("AppendText")
+	}
+	return appendBase64(b, l.size(), s)
+}
+
+// UnmarshalText replaces s's stages with those in text, which MarshalText
+// wrote, as [Scalable.UnmarshalBinary] does with the decoded bytes, which
+// says what a zero Scalable becomes. Text that is not base64 is an error
+// wrapping [ErrCorrupt]. On error s is unchanged.
+func (s *Scalable[T]) UnmarshalText(text []byte) error {
+	if _, err := funnelOrDefault(s.funnel, "Scalable", "NewScalable or ReadScalable"); err != nil {
+		return err
+	}
+	return unmarshalText(text, s.UnmarshalBinary)
 }
 
 // appendBase64 appends to b, in standard base64, the size bytes that w
@@ -103,13 +141,8 @@ func (a *appender) Write(p []byte) (int, error) {
 }
 
 // unmarshalText decodes the base64 of text and passes the bytes to the
-// UnmarshalBinary of a Filter or a Rotating, named by typ, after checking
-// that it has a funnel, which only its makers give it.
-func unmarshalText(text []byte, hasFunnel bool, typ, makers string, unmarshalBinary func([]byte) error) error {
-	if !hasFunnel {
-		return fmt.Errorf("%w: UnmarshalText into a %s with no funnel, such as the zero %s encoding/json makes for a nil *%s; "+
-			"create it with %s before decoding into it", ErrInvalidArgument, typ, typ, typ, makers)
-	}
+// UnmarshalBinary of a Filter, a Rotating or a Scalable.
+func unmarshalText(text []byte, unmarshalBinary func([]byte) error) error {
 	data := make([]byte, base64.StdEncoding.DecodedLen(len(text)))
 	n, err := base64.StdEncoding.Decode(data, text)
 	if err != nil {

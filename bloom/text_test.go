@@ -5,7 +5,6 @@ import (
 	"encoding"
 	"encoding/base64"
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
@@ -67,10 +67,11 @@ func TestFilterTextErrors(t *testing.T) {
 	require.NoError(t, f.UnmarshalText([]byte("AQUAAAABAAAAAAAAAAM=")), "a filter of one word")
 	assert.EqualValues(t, 64, f.BitSize())
 
-	var zero bloom.Filter[string]
-	err := zero.UnmarshalText([]byte("AQUAAAABAAAAAAAAAAM="))
+	var noDefault bloom.Filter[visit]
+	err := noDefault.UnmarshalText([]byte("AQUAAAABAAAAAAAAAAM="))
 	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
-	assert.ErrorContains(t, err, "create it with New or ReadFrom before decoding into it")
+	assert.ErrorContains(t, err, "make the Filter with its funnel (New or ReadFrom) before decoding into it")
+	var zero bloom.Filter[string]
 	for name, marshal := range map[string]func() ([]byte, error){
 		"MarshalText":   zero.MarshalText,
 		"MarshalBinary": zero.MarshalBinary,
@@ -88,7 +89,7 @@ func TestFilterTextErrors(t *testing.T) {
 // base64, and that UnmarshalText checks them against the Rotating's sizing,
 // as UnmarshalBinary does.
 func TestRotatingText(t *testing.T) {
-	clock := bloom.NewManualClock(epoch)
+	clock := bloomtest.NewClock(epoch)
 	r := mustNewRotating(t, funnel.String, 1000, 0.01, time.Minute, bloom.WithClock(clock))
 	r.Put("old")
 	clock.Advance(time.Minute)
@@ -111,8 +112,9 @@ func TestRotatingText(t *testing.T) {
 	assert.ErrorIs(t, other.UnmarshalText(text), bloom.ErrIncompatible)
 	assert.ErrorIs(t, back.UnmarshalText([]byte("*")), bloom.ErrCorrupt)
 
+	var noDefault bloom.Rotating[visit]
+	assert.ErrorIs(t, noDefault.UnmarshalText(text), bloom.ErrInvalidArgument)
 	var zero bloom.Rotating[string]
-	assert.ErrorIs(t, zero.UnmarshalText(text), bloom.ErrInvalidArgument)
 	_, err = zero.MarshalText()
 	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
 	_, err = zero.MarshalBinary()
@@ -121,17 +123,17 @@ func TestRotatingText(t *testing.T) {
 	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
 }
 
-// TestFilterJSON checks what issue 34 found missing: a struct holding a
-// *Filter and a *Rotating marshals them as strings, never as {}, and
-// unmarshals into filters made beforehand; into nil pointers it fails with
-// an error that says what to do.
+// TestFilterJSON checks that a struct holding a *Filter and a *Rotating
+// marshals them as strings, never as {}, and unmarshals into filters made
+// beforehand, which keep their funnels and parameters, and into nil
+// pointers, which take the element type's default funnel.
 func TestFilterJSON(t *testing.T) {
 	type state struct {
 		Seen   *bloom.Filter[string]   `json:"seen"`
 		Recent *bloom.Rotating[string] `json:"recent"`
 		None   *bloom.Filter[string]   `json:"none"`
 	}
-	clock := bloom.NewManualClock(epoch)
+	clock := bloomtest.NewClock(epoch)
 	in := state{
 		Seen:   putAll(mustNew(t, funnel.String, 1000, 0.01), "a", "b"),
 		Recent: mustNewRotating(t, funnel.String, 100, 0.01, time.Minute, bloom.WithClock(clock)),
@@ -153,12 +155,15 @@ func TestFilterJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(doc, &out))
 	assert.True(t, out.Seen.Equal(in.Seen))
 	assert.True(t, out.Recent.MightContain("c"))
+	assert.True(t, out.Recent.Put("d"), "a Rotating made beforehand goes on rotating")
 	assert.Nil(t, out.None)
 
 	var empty state
-	err = json.Unmarshal(doc, &empty)
-	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
-	assert.True(t, strings.Contains(err.Error(), "the zero Filter encoding/json makes for a nil *Filter"), err)
+	require.NoError(t, json.Unmarshal(doc, &empty))
+	assert.True(t, empty.Seen.Equal(in.Seen), "a nil *Filter decodes with funnel.String")
+	assert.True(t, empty.Recent.MightContain("c"))
+	assert.Panics(t, func() { empty.Recent.Put("d") }, "a Rotating decoded into nil cannot rotate")
+	assert.Nil(t, empty.None)
 
 	_, err = json.Marshal(state{Seen: new(bloom.Filter[string])})
 	assert.ErrorIs(t, err, bloom.ErrInvalidArgument, "a zero Filter is an error, not a panic or {}")

@@ -1,13 +1,31 @@
 package funnel
 
-import "github.com/mitzbloom/mitzbloom/internal/murmur3"
+import (
+	"github.com/mitzbloom/mitzbloom/internal/direct"
+	"github.com/mitzbloom/mitzbloom/internal/murmur3"
+)
 
 // The built-in funnels also hash a value directly, with a Sum128 method
 // that returns the Murmur3-128 hash of the bytes Funnel feeds. A filter looks
 // for that method once and then skips the Sink, its buffer and a call per
 // primitive: most of the cost of a Put for small keys. The method is trusted
 // only on the funnels that embed builtin, whose unexported isBuiltin method
-// no type outside this package can have.
+// no type outside this package can have, and only through direct.Of, which
+// this package sets.
+
+func init() { direct.Of = directOf }
+
+// directOf is direct.Of: f, or the funnel a named f wraps, if it is a
+// built-in funnel with a direct hash, and nil otherwise.
+func directOf(f any) any {
+	if n, ok := f.(interface{ wrapped() any }); ok {
+		f = n.wrapped()
+	}
+	if _, ok := f.(interface{ isBuiltin() }); ok {
+		return f
+	}
+	return nil
+}
 
 // builtin marks a built-in funnel.
 type builtin struct{}

@@ -9,9 +9,9 @@ package funnel
 //
 //	funnel.Named("orders/v2", funnel.Func[Order](putOrder))
 //
-// Filters that must combine (PutAll, a Redis filter opened by many
-// processes) then check the name, and a named built-in funnel hashes as fast
-// as the built-in one.
+// Filters that must combine (PutAll, a filter that many processes share)
+// then check the name, and a named built-in funnel hashes as fast as the
+// built-in one.
 func Named[T any](name string, f Funnel[T]) Funnel[T] { return named[T]{name, f} }
 
 type named[T any] struct {
@@ -22,6 +22,10 @@ type named[T any] struct {
 func (n named[T]) Funnel(v T, into Sink) { n.f.Funnel(v, into) }
 
 func (n named[T]) String() string { return n.name }
+
+// wrapped returns the funnel n wraps, for directOf: a named built-in funnel
+// hashes as fast as the built-in one.
+func (n named[T]) wrapped() any { return n.f }
 
 func (n named[T]) equal(other Funnel[T]) bool {
 	o, ok := other.(named[T])

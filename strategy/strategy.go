@@ -2,8 +2,8 @@
 // exactly as Guava's BloomFilterStrategies do.
 //
 // Both strategies take the Murmur3-128 hash (seed 0) of the bytes a funnel
-// feeds, which funnel.Sum128 computes as Guava's Hashing.murmur3_128() does,
-// and derive k indexes from its two 64-bit halves by double hashing.
+// feeds, as Guava's Hashing.murmur3_128() computes it, and derive k indexes
+// from its two 64-bit halves by double hashing.
 // [Murmur128Mitz64] is Guava's default; [Murmur128Mitz32] is its legacy
 // strategy, which uses only 32-bit arithmetic and so only the first 2³¹
 // bits of a filter.
@@ -28,16 +28,8 @@ type Strategy interface {
 	// String returns Guava's name of the strategy, as in "MURMUR128_MITZ_64".
 	String() string
 
-	// AppendIndexes appends to dst the k bit indexes that the hash (h1, h2)
-	// of a value selects in a filter of bitSize bits, in the order Guava
-	// probes them, and returns the extended slice. h1 and h2 are what
-	// [funnel.Sum128] returns. Indexes may repeat. A filter kept outside this
-	// module (in Redis, say) uses it to stay bit-for-bit compatible with
-	// Guava. bitSize must be > 0.
-	AppendIndexes(dst []int64, h1, h2 uint64, k int, bitSize int64) []int64
-
-	// isStrategy seals the interface: a filter must be able to rely on the
-	// probing methods of the two strategies below.
+	// isStrategy seals the interface: a filter must be able to rely on
+	// there being only the two strategies below.
 	isStrategy()
 }
 

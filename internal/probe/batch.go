@@ -3,7 +3,6 @@ package probe
 import (
 	"math/bits"
 
-	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 )
 
@@ -31,9 +30,9 @@ const nLanes = BatchSize / laneSize
 // whose alive set is a 64-bit mask.
 const smallBatch = 32
 
-// A Hash is the Murmur3-128 hash of one value, as funnel.Sum128 returns it;
-// an alias, so that callers pass their []funnel.Hash to the batch calls.
-type Hash = funnel.Hash
+// A Hash is the Murmur3-128 hash of one value, in the two halves that
+// Guava's strategies take.
+type Hash struct{ H1, H2 uint64 }
 
 // combined returns the combined hash of round j for the value hashed to h.
 // Probes compute it from the round, so the batch calls keep no probe state

@@ -1,4 +1,4 @@
-package funnel
+package hashing
 
 import (
 	"math/rand/v2"
@@ -6,20 +6,22 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/direct"
 	"github.com/mitzbloom/mitzbloom/internal/murmur3"
 	"github.com/stretchr/testify/assert"
 )
 
 // sumsLikeFed requires f's direct Sum128 to be the hash of the bytes f feeds,
 // for every value: a filter uses the direct hash, and Guava hashes the bytes.
-func sumsLikeFed[T any](t *testing.T, f Funnel[T], values ...T) {
+func sumsLikeFed[T any](t *testing.T, f funnel.Funnel[T], values ...T) {
 	t.Helper()
-	d, ok := f.(interface{ Sum128(T) (uint64, uint64) })
+	d, ok := direct.Of(f).(Hasher[T])
 	if !ok {
 		t.Fatalf("%v has no direct Sum128", f)
 	}
 	for _, v := range values {
-		b := Append(nil, f, v)
+		b := funnel.Append(nil, f, v)
 		w1, w2 := murmur3.Sum128(b)
 		if h1, h2 := d.Sum128(v); h1 != w1 || h2 != w2 {
 			t.Errorf("%v.Sum128(%v) = %016x%016x, but it feeds %x, which hashes to %016x%016x", f, v, h1, h2, b, w1, w2)
@@ -57,41 +59,41 @@ func TestDirectSum128(t *testing.T) {
 	for _, a := range addrs {
 		addrPorts = append(addrPorts, netip.AddrPortFrom(a, uint16(r.Uint32())))
 	}
-	sumsLikeFed(t, Bytes, bytes...)
-	sumsLikeFed(t, String, strs...)
-	sumsLikeFed(t, Int32, ints32...)
-	sumsLikeFed(t, Int64, ints64...)
-	sumsLikeFed(t, Uint64, uints64...)
-	sumsLikeFed(t, Bool, true, false)
-	sumsLikeFed(t, Addr, addrs...)
-	sumsLikeFed(t, AddrPort, addrPorts...)
-	sumsLikeFed(t, IP, ips...)
+	sumsLikeFed(t, funnel.Bytes, bytes...)
+	sumsLikeFed(t, funnel.String, strs...)
+	sumsLikeFed(t, funnel.Int32, ints32...)
+	sumsLikeFed(t, funnel.Int64, ints64...)
+	sumsLikeFed(t, funnel.Uint64, uints64...)
+	sumsLikeFed(t, funnel.Bool, true, false)
+	sumsLikeFed(t, funnel.Addr, addrs...)
+	sumsLikeFed(t, funnel.AddrPort, addrPorts...)
+	sumsLikeFed(t, funnel.IP, ips...)
 }
 
 // impostor has a Sum128 method of the shape the built-in funnels have, which
 // must not be taken for theirs.
 type impostor struct{}
 
-func (impostor) Funnel(v string, into Sink)    { into.PutString(v) }
-func (impostor) Sum128(string) (h1, h2 uint64) { return 1, 2 }
+func (impostor) Funnel(v string, into funnel.Sink) { into.PutString(v) }
+func (impostor) Sum128(string) (h1, h2 uint64)     { return 1, 2 }
 
 // TestHasherSealed requires a funnel's own Sum128 method to be used only
 // for built-in funnels, named or not: any other funnel is hashed from the
 // bytes it feeds.
 func TestHasherSealed(t *testing.T) {
-	want1, want2 := Sum128(String, "hello")
-	for name, f := range map[string]Funnel[string]{
+	want1, want2 := Sum128(funnel.String, "hello")
+	for name, f := range map[string]funnel.Funnel[string]{
 		"impostor":       impostor{},
-		"named impostor": Named("x", impostor{}),
-		"named String":   Named("utf8", String),
+		"named impostor": funnel.Named("x", impostor{}),
+		"named String":   funnel.Named("utf8", funnel.String),
 	} {
 		h1, h2 := Sum128(f, "hello")
 		assert.Equal(t, [2]uint64{want1, want2}, [2]uint64{h1, h2}, "Sum128 %s", name)
-		h1, h2 = HasherFor(f).Sum128("hello")
-		assert.Equal(t, [2]uint64{want1, want2}, [2]uint64{h1, h2}, "HasherFor %s", name)
+		h1, h2 = For(f).Sum128("hello")
+		assert.Equal(t, [2]uint64{want1, want2}, [2]uint64{h1, h2}, "For %s", name)
 	}
-	_, builtin := HasherFor(Named("utf8", String)).(buffered[string])
+	_, builtin := For(funnel.Named("utf8", funnel.String)).(buffered[string])
 	assert.False(t, builtin, "a named built-in funnel keeps the fast path")
-	_, buf := HasherFor[string](impostor{}).(buffered[string])
+	_, buf := For[string](impostor{}).(buffered[string])
 	assert.True(t, buf, "an impostor is hashed through a buffer")
 }

@@ -1,4 +1,4 @@
-package bloom_test
+package raw_test
 
 import (
 	"encoding/hex"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
@@ -21,9 +22,9 @@ func TestParseHeader(t *testing.T) {
 	require.NoError(t, err)
 	data, err := f.MarshalBinary()
 	require.NoError(t, err)
-	h, err := bloom.ParseHeader(data)
+	h, err := raw.ParseHeader(data)
 	require.NoError(t, err)
-	assert.Equal(t, bloom.Header{Strategy: f.Strategy(), NumHashFunctions: f.NumHashFunctions(), Words: f.BitSize() / 64}, h)
+	assert.Equal(t, raw.Header{Strategy: raw.Strategy(f), NumHashFunctions: f.NumHashFunctions(), Words: f.BitSize() / 64}, h)
 	assert.Equal(t, int64(len(data)), h.Size())
 
 	for _, c := range []struct {
@@ -39,14 +40,14 @@ func TestParseHeader(t *testing.T) {
 	} {
 		b, err := hex.DecodeString(c.hex)
 		require.NoError(t, err)
-		_, err = bloom.ParseHeader(b)
+		_, err = raw.ParseHeader(b)
 		for _, want := range c.want {
 			assert.True(t, errors.Is(err, want), "%s: %v does not wrap %v", c.name, err, want)
 		}
 	}
 
 	// As large as Guava's format allows, whatever this platform holds.
-	h, err = bloom.ParseHeader([]byte{0, 0, 0x7f, 0xff, 0xff, 0xff})
+	h, err = raw.ParseHeader([]byte{0, 0, 0x7f, 0xff, 0xff, 0xff})
 	require.NoError(t, err)
-	assert.Equal(t, int64(bloom.HeaderSize+8*(1<<31-1)), h.Size())
+	assert.Equal(t, int64(raw.HeaderSize+8*(1<<31-1)), h.Size())
 }

@@ -1,4 +1,4 @@
-package funnel_test
+package raw_test
 
 import (
 	"encoding/binary"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/golden"
 	"github.com/mitzbloom/mitzbloom/internal/race"
@@ -24,14 +25,14 @@ func hashHex(h1, h2 uint64) string {
 
 // hashOf hashes a golden value every way a filter can: Sum128, HasherFor, and
 // through a Sink (funnel.Func has no direct hash), and fails if they differ.
-func hashOf[T any](t *testing.T, f funnel.Funnel[T], raw json.RawMessage, decode func(json.RawMessage) T) string {
-	v := decode(raw)
-	h := hashHex(funnel.Sum128(f, v))
+func hashOf[T any](t *testing.T, f funnel.Funnel[T], value json.RawMessage, decode func(json.RawMessage) T) string {
+	v := decode(value)
+	h := hashHex(raw.Sum128(f, v))
 	viaSink := funnel.Func[T](f.Funnel)
-	if other := hashHex(funnel.HasherFor(f).Sum128(v)); other != h {
+	if other := hashHex(raw.HasherFor(f).Sum128(v)); other != h {
 		t.Errorf("%v: HasherFor gives %s, Sum128 %s", f, other, h)
 	}
-	if other := hashHex(funnel.Sum128(viaSink, v)); other != h {
+	if other := hashHex(raw.Sum128(viaSink, v)); other != h {
 		t.Errorf("%v: hashing through a Sink gives %s, Sum128 %s", f, other, h)
 	}
 	return h
@@ -74,20 +75,20 @@ func TestSum128Reference(t *testing.T) {
 		h    string
 		want string
 	}{
-		{"empty", hashHex(funnel.Sum128(funnel.String, "")), "00000000000000000000000000000000"},
-		{"UTF8 a", hashHex(funnel.Sum128(funnel.String, "a")), "897859f6655555855a890e51483ab5e6"},
-		{"UTF8 hello", hashHex(funnel.Sum128(funnel.String, "hello")), "029bbd41b3a7d8cb191dae486a901e5b"},
-		{"UTF8 héllo", hashHex(funnel.Sum128(funnel.String, "héllo")), "8a5c8572117b314e05bd7394dc339d41"},
-		{"UTF8 quick brown fox", hashHex(funnel.Sum128(funnel.String, "The quick brown fox jumps over the lazy dog")), "6c1b07bc7bbc4be347939ac4a93c437a"},
-		{"15 bytes", hashHex(funnel.Sum128(funnel.String, "0123456789abcde")), "5123bfc0f6d52da6f04c547c0cf5cc4f"},
-		{"16 bytes", hashHex(funnel.Sum128(funnel.String, "0123456789abcdef")), "a7d14acf946de04bda08a7635c5bc387"},
-		{"17 bytes", hashHex(funnel.Sum128(funnel.String, "0123456789abcdef0")), "75c0a58587ae24ebca283131b368fb73"},
-		{"chars U+1F600", hashHex(funnel.Sum128(funnel.UnencodedChars, "\U0001F600")), "6265408df5535bcdc9ef8fd788061b8b"},
-		{"chars 中文", hashHex(funnel.Sum128(funnel.UnencodedChars, "中文")), "80d622a712cf16adbe1a1482d311736c"},
-		{"putInt(-1)", hashHex(funnel.Sum128(funnel.Int32, -1)), "41466634eb45da436c8f8745485715c7"},
-		{"putLong(1234)", hashHex(funnel.Sum128(funnel.Int64, 1234)), "fb05732669ee19b181d8d685d3ee8185"},
-		{"sequential [1,2,3]", hashHex(funnel.Sum128(funnel.Sequential(funnel.Int32), []int32{1, 2, 3})), "b55c69c3c551cf504135d724a388b34d"},
-		{"mixed sink", hashHex(funnel.Sum128(funnel.Func[int](func(_ int, s funnel.Sink) {
+		{"empty", hashHex(raw.Sum128(funnel.String, "")), "00000000000000000000000000000000"},
+		{"UTF8 a", hashHex(raw.Sum128(funnel.String, "a")), "897859f6655555855a890e51483ab5e6"},
+		{"UTF8 hello", hashHex(raw.Sum128(funnel.String, "hello")), "029bbd41b3a7d8cb191dae486a901e5b"},
+		{"UTF8 héllo", hashHex(raw.Sum128(funnel.String, "héllo")), "8a5c8572117b314e05bd7394dc339d41"},
+		{"UTF8 quick brown fox", hashHex(raw.Sum128(funnel.String, "The quick brown fox jumps over the lazy dog")), "6c1b07bc7bbc4be347939ac4a93c437a"},
+		{"15 bytes", hashHex(raw.Sum128(funnel.String, "0123456789abcde")), "5123bfc0f6d52da6f04c547c0cf5cc4f"},
+		{"16 bytes", hashHex(raw.Sum128(funnel.String, "0123456789abcdef")), "a7d14acf946de04bda08a7635c5bc387"},
+		{"17 bytes", hashHex(raw.Sum128(funnel.String, "0123456789abcdef0")), "75c0a58587ae24ebca283131b368fb73"},
+		{"chars U+1F600", hashHex(raw.Sum128(funnel.UnencodedChars, "\U0001F600")), "6265408df5535bcdc9ef8fd788061b8b"},
+		{"chars 中文", hashHex(raw.Sum128(funnel.UnencodedChars, "中文")), "80d622a712cf16adbe1a1482d311736c"},
+		{"putInt(-1)", hashHex(raw.Sum128(funnel.Int32, -1)), "41466634eb45da436c8f8745485715c7"},
+		{"putLong(1234)", hashHex(raw.Sum128(funnel.Int64, 1234)), "fb05732669ee19b181d8d685d3ee8185"},
+		{"sequential [1,2,3]", hashHex(raw.Sum128(funnel.Sequential(funnel.Int32), []int32{1, 2, 3})), "b55c69c3c551cf504135d724a388b34d"},
+		{"mixed sink", hashHex(raw.Sum128(funnel.Func[int](func(_ int, s funnel.Sink) {
 			s.PutInt32(7)
 			s.PutInt64(8)
 			s.PutBytes([]byte{9, 9, 9})
@@ -98,7 +99,7 @@ func TestSum128Reference(t *testing.T) {
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, tc.h, tc.name)
 	}
-	h1, h2 := funnel.Sum128(funnel.String, "hello")
+	h1, h2 := raw.Sum128(funnel.String, "hello")
 	assert.Equal(t, int64(-3758069500696749310), int64(h1))
 	assert.Equal(t, int64(6565844092913065241), int64(h2))
 }
@@ -113,13 +114,13 @@ func TestSum128Allocs(t *testing.T) {
 	seqFunnel := funnel.Sequential(funnel.Int64)
 	named := funnel.Named("utf8", funnel.String)
 	for name, fn := range map[string]func(){
-		"Bytes":          func() { funnel.Sum128(funnel.Bytes, b) },
-		"String":         func() { funnel.Sum128(funnel.String, s) },
-		"UnencodedChars": func() { funnel.Sum128(funnel.UnencodedChars, s) },
-		"Int32":          func() { funnel.Sum128(funnel.Int32, 42) },
-		"Int64":          func() { funnel.Sum128(funnel.Int64, 42) },
-		"Sequential":     func() { funnel.Sum128(seqFunnel, seq) },
-		"Named":          func() { funnel.Sum128(named, s) },
+		"Bytes":          func() { raw.Sum128(funnel.Bytes, b) },
+		"String":         func() { raw.Sum128(funnel.String, s) },
+		"UnencodedChars": func() { raw.Sum128(funnel.UnencodedChars, s) },
+		"Int32":          func() { raw.Sum128(funnel.Int32, 42) },
+		"Int64":          func() { raw.Sum128(funnel.Int64, 42) },
+		"Sequential":     func() { raw.Sum128(seqFunnel, seq) },
+		"Named":          func() { raw.Sum128(named, s) },
 	} {
 		assert.Zero(t, testing.AllocsPerRun(1000, fn), name)
 	}

@@ -1,4 +1,4 @@
-package bloom_test
+package bloomtest_test
 
 import (
 	"sync"
@@ -8,12 +8,17 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 )
 
-// TestManualClock checks that Advance runs due functions in the order of
+var _ bloom.Clock = (*bloomtest.Clock)(nil)
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// TestClock checks that Advance runs due functions in the order of
 // their times, at their times, including those they set themselves.
-func TestManualClock(t *testing.T) {
-	c := bloom.NewManualClock(epoch)
+func TestClock(t *testing.T) {
+	c := bloomtest.NewClock(epoch)
 	var got []string
 	record := func(name string) func() {
 		return func() { got = append(got, name+"@"+c.Now().Sub(epoch).String()) }
@@ -43,9 +48,9 @@ func TestManualClock(t *testing.T) {
 	assert.Equal(t, []string{"a@1s", "b@2s", "c@3s", "c2@3s", "now@4.5s", "past@4.5s"}, got)
 }
 
-// TestManualClockZero checks that the zero ManualClock works.
-func TestManualClockZero(t *testing.T) {
-	var c bloom.ManualClock
+// TestClockZero checks that the zero Clock works.
+func TestClockZero(t *testing.T) {
+	var c bloomtest.Clock
 	fired := false
 	c.AfterFunc(time.Minute, func() { fired = true })
 	c.Advance(time.Minute)
@@ -53,10 +58,10 @@ func TestManualClockZero(t *testing.T) {
 	assert.Equal(t, time.Time{}.Add(time.Minute), c.Now())
 }
 
-// TestManualClockConcurrent sets timers and reads the time from several
+// TestClockConcurrent sets timers and reads the time from several
 // goroutines while one advances the clock; every timer fires exactly once.
-func TestManualClockConcurrent(t *testing.T) {
-	c := bloom.NewManualClock(epoch)
+func TestClockConcurrent(t *testing.T) {
+	c := bloomtest.NewClock(epoch)
 	const goroutines, each = 4, 200
 	var mu sync.Mutex
 	fired := 0
