@@ -3,9 +3,8 @@ package redisfilter
 import (
 	"cmp"
 	"context"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"slices"
-
-	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
 // A batch of values (Put and MightContain are batches of one) is hashed
@@ -133,8 +132,8 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 // appendIndexes appends the k bit indexes of each value of vs to idx.
 func (c *core[T]) appendIndexes(idx []int64, vs []T) []int64 {
 	for _, v := range vs {
-		h1, h2 := funnel.Sum128(c.funnel, v)
-		idx = c.strategy.AppendIndexes(idx, h1, h2, c.k, c.bitSize)
+		h1, h2 := raw.Sum128(c.funnel, v)
+		idx = raw.AppendIndexes(idx, c.strategy, h1, h2, c.k, c.bitSize)
 	}
 	return idx
 }

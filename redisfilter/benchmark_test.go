@@ -3,6 +3,7 @@ package redisfilter_test
 import (
 	"context"
 	"fmt"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -307,8 +308,8 @@ func rawBitfield(f *redisfilter.Filter[string], set bool) func(keys []string) []
 func redisOffsets(f *redisfilter.Filter[string], keys []string) []int64 {
 	var idx []int64
 	for _, k := range keys {
-		h1, h2 := funnel.Sum128(funnel.String, k)
-		idx = f.Strategy().AppendIndexes(idx, h1, h2, f.NumHashFunctions(), f.BitSize())
+		h1, h2 := raw.Sum128(funnel.String, k)
+		idx = raw.AppendIndexes(idx, f.Strategy(), h1, h2, f.NumHashFunctions(), f.BitSize())
 	}
 	for j := range idx {
 		idx[j] ^= 63

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 )
 
 // Snapshot, BitCount and Merge work on the whole filter, chunk by chunk,
@@ -86,7 +87,7 @@ func (c *core[T]) snapshot(ctx context.Context, gen, now int64) (*bloom.Filter[T
 			s, _ := replies[i].(string)
 			switch want := ch.to - ch.from; int64(len(s)) {
 			case want:
-				if err := f.OrEncoded(ch.shard.first/8+ch.from, s); err != nil {
+				if err := raw.OrEncoded(f, ch.shard.first/8+ch.from, s); err != nil {
 					return nil, c.wrap(ctx, "snapshot", err)
 				}
 			case 0: // a generation that expired, or was never created
@@ -134,7 +135,7 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T], only []bool
 	if err != nil {
 		return c.wrap(ctx, "merge", err)
 	}
-	words := data[bloom.HeaderSize:]
+	words := data[raw.HeaderSize:]
 	var suffix [8]byte
 	_, _ = rand.Read(suffix[:]) // never fails
 	tmp := ":merge:" + hex.EncodeToString(suffix[:])
@@ -199,7 +200,7 @@ func (c *core[T]) checkLocal(local *bloom.Filter[T]) error {
 	if local == nil {
 		return fmt.Errorf("%w: merge %q: local filter is nil", bloom.ErrInvalidArgument, c.name)
 	}
-	if err := local.CheckCompatible(c.k, c.bitSize, c.strategy, c.funnel); err != nil {
+	if err := raw.CheckCompatible(local, c.k, c.bitSize, c.strategy, c.funnel); err != nil {
 		return fmt.Errorf("%w; merge %q", err, c.name)
 	}
 	return nil

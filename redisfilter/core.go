@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/redis/go-redis/v9"
@@ -47,7 +48,7 @@ type core[T any] struct {
 // newCore validates the arguments of Open and OpenWindowed, sizes the
 // filter and lays out its shards. window is appended to the config, "" for
 // a plain filter.
-func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, window string, filter bloom.Config, s settings) (core[T], error) {
+func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], expectedInsertions int64, fpp float64, window string, filter raw.Config, s settings) (core[T], error) {
 	var c core[T]
 	switch v := reflect.ValueOf(rdb); {
 	case rdb == nil || v.Kind() == reflect.Pointer && v.IsNil():

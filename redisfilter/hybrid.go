@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
-	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 )
 
 // A Hybrid is a local, lock-free [bloom.Filter] kept in step with a shared
@@ -50,7 +50,7 @@ type Hybrid[T any] struct {
 	// Put hashes values itself, with hash, and puts them in local by
 	// hash, so that it records the hash of those that changed a bit in
 	// changes.
-	hash    funnel.Hasher[T]
+	hash    raw.Hasher[T]
 	changes *changeRings
 
 	mu      sync.Mutex // serializes Syncs, and guards what follows
@@ -103,7 +103,7 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 		return nil, own.c.wrap(ctx, "newHybrid", err)
 	}
 	h.local, h.cursors = local, make([]cursor, len(own.c.shards))
-	h.hash = funnel.HasherFor(local.Funnel())
+	h.hash = raw.HasherFor(raw.Funnel(local))
 	all := make([]int, len(own.c.shards))
 	for i := range all {
 		all[i] = i
@@ -120,7 +120,7 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 // allocate.
 func (h *Hybrid[T]) Put(v T) bool {
 	h1, h2 := h.hash.Sum128(v)
-	changed := h.local.PutHash(h1, h2)
+	changed := raw.PutHash(h.local, h1, h2)
 	if changed {
 		h.changes.add(h1, h2)
 	}
@@ -141,14 +141,14 @@ func (h *Hybrid[T]) MightContain(v T) bool {
 func (h *Hybrid[T]) PutMany(vs []T) {
 	// 128 values at a time, as many as bloom's PutMany and PutHashes
 	// prefetch at once.
-	var hs [128]funnel.Hash
+	var hs [128]raw.Hash
 	var changed [len(hs)]bool
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
 		for i, v := range vs[:n] {
 			hs[i].H1, hs[i].H2 = h.hash.Sum128(v)
 		}
-		for i, c := range h.local.PutHashes(changed[:0], hs[:n]) {
+		for i, c := range raw.PutHashes(h.local, changed[:0], hs[:n]) {
 			if c {
 				h.changes.add(hs[i].H1, hs[i].H2)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
@@ -20,7 +21,7 @@ func localHybrid[T any](local *bloom.Filter[T]) *Hybrid[T] {
 	return &Hybrid[T]{
 		remote:  &Filter[T]{c: core[T]{k: local.NumHashFunctions(), bitSize: local.BitSize()}},
 		local:   local,
-		hash:    funnel.HasherFor(local.Funnel()),
+		hash:    raw.HasherFor(raw.Funnel(local)),
 		changes: newChangeRings(changeRingSize(local.BitSize())),
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -179,13 +180,13 @@ func (c *interopFilter[T]) check(ctx context.Context, t *testing.T, rdb redis.Un
 	// Guava's writeTo words are the Redis string.
 	javaStream, err := os.ReadFile(filepath.Join(dir, "java-"+c.id+".bin"))
 	require.NoError(t, err)
-	require.Greater(t, len(javaStream), bloom.HeaderSize)
-	assert.Equal(t, c.header(ctx, t), javaStream[:bloom.HeaderSize], "Guava's header")
-	assert.True(t, bytes.Equal(c.words, javaStream[bloom.HeaderSize:]), "GET (of each shard, concatenated) differs from Guava's writeTo words")
+	require.Greater(t, len(javaStream), raw.HeaderSize)
+	assert.Equal(t, c.header(ctx, t), javaStream[:raw.HeaderSize], "Guava's header")
+	assert.True(t, bytes.Equal(c.words, javaStream[raw.HeaderSize:]), "GET (of each shard, concatenated) differs from Guava's writeTo words")
 
 	// SET as a Redis filter, Guava's words answer as Guava does.
 	fromJava := c.open(ctx, t, rdb, filterName(t)+"/from-java")
-	rest := javaStream[bloom.HeaderSize:]
+	rest := javaStream[raw.HeaderSize:]
 	for _, key := range fromJava.Keys() {
 		n := min(len(rest), int(c.shardBytes))
 		if c.shardBytes == 0 {
@@ -216,7 +217,7 @@ func (c *interopFilter[T]) header(ctx context.Context, t *testing.T) []byte {
 	require.NoError(t, err)
 	data, err := snap.MarshalBinary()
 	require.NoError(t, err)
-	return data[:bloom.HeaderSize]
+	return data[:raw.HeaderSize]
 }
 
 func answerString(answers []bool) string {

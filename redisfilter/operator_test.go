@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 	"github.com/redis/go-redis/v9"
@@ -226,7 +227,7 @@ func TestWindowEviction(t *testing.T) {
 func TestWindowLost(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := testContext(t)
-		clk := bloom.NewManualClock(time.Now())
+		clk := bloomtest.NewClock(time.Now())
 		w, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t), funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 		gen := w.Generation(clk.Now())

@@ -2,6 +2,7 @@ package redisfilter
 
 import (
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -13,7 +14,7 @@ import (
 //
 // Option is a type of its own rather than [bloom.Option], so that an
 // option given where it does not apply, such as WithShardBytes to
-// bloom.New or bloom.WithUnsynchronizedWrites to Open, does not compile.
+// bloom.New or bloom.WithGrowth to Open, does not compile.
 type Option struct {
 	apply func(*settings)
 }
@@ -34,16 +35,16 @@ type settings struct {
 func own(set func(*settings)) Option { return Option{set} }
 
 // settingsOf returns what opts set: the filter's parameters, as
-// [bloom.Configure] reads the bloom options they hold, and this package's
+// [raw.Configure] reads the bloom options they hold, and this package's
 // settings.
-func settingsOf(opts []Option) (bloom.Config, settings) {
+func settingsOf(opts []Option) (raw.Config, settings) {
 	s := settings{logBytes: defaultLogBytes}
 	for _, o := range opts {
 		if o.apply != nil {
 			o.apply(&s)
 		}
 	}
-	return bloom.Configure(s.filter...), s
+	return raw.Configure(s.filter...), s
 }
 
 // WithStrategy selects the strategy that maps hashes to bits, as
@@ -64,7 +65,7 @@ func WithLegacyHashCount() Option {
 // WithClock makes a [Windowed] filter tell the current generation with c's
 // Now, as [bloom.WithClock] does for a bloom.Rotating; it never uses c's
 // AfterFunc. The default is the system's clock; tests pass a
-// [bloom.ManualClock]. Open ignores it.
+// [github.com/mitzbloom/mitzbloom/bloom/bloomtest.Clock]. Open ignores it.
 func WithClock(c bloom.Clock) Option {
 	return own(func(s *settings) { s.filter = append(s.filter, bloom.WithClock(c)) })
 }

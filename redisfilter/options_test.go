@@ -38,7 +38,7 @@ func TestOptions(t *testing.T) {
 
 	bloomOption := reflect.TypeFor[bloom.Option]()
 	assert.False(t, reflect.TypeOf(redisfilter.WithShardBytes(64)).AssignableTo(bloomOption), "bloom.New takes redisfilter.WithShardBytes")
-	assert.False(t, bloomOption.AssignableTo(reflect.TypeFor[redisfilter.Option]()), "redisfilter.Open takes bloom.WithUnsynchronizedWrites")
+	assert.False(t, bloomOption.AssignableTo(reflect.TypeFor[redisfilter.Option]()), "redisfilter.Open takes a bloom.Option")
 	// The zero Option changes nothing: the filter opens again with it.
 	_, err = redisfilter.Open(ctx, rdb, name, funnel.String, 3, 0.01,
 		redisfilter.WithLegacyHashCount(), redisfilter.Option{}, redisfilter.WithStrategy(strategy.Murmur128Mitz32), redisfilter.WithShardBytes(8))

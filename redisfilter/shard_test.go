@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 	"github.com/redis/go-redis/v9"
@@ -140,8 +142,8 @@ func TestShardedFleet(t *testing.T) {
 
 // touches reports whether v has a bit in shard s of f.
 func touches(f *redisfilter.Filter[string], v string, s int) bool {
-	h1, h2 := funnel.Sum128(funnel.String, v)
-	for _, i := range f.Strategy().AppendIndexes(nil, h1, h2, f.NumHashFunctions(), f.BitSize()) {
+	h1, h2 := raw.Sum128(funnel.String, v)
+	for _, i := range raw.AppendIndexes(nil, f.Strategy(), h1, h2, f.NumHashFunctions(), f.BitSize()) {
 		if i/(shardBytes*8) == int64(s) {
 			return true
 		}
@@ -329,7 +331,7 @@ func TestShardSlots(t *testing.T) {
 func TestShardedWindow(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := testContext(t)
-		clock := bloom.NewManualClock(time.Now())
+		clock := bloomtest.NewClock(time.Now())
 		w, gen := openShardedWindow(ctx, t, rdb, clock, 300_000, shardBytes)
 		require.Len(t, w.GenerationKeys(gen), 6)
 		r := rand.New(rand.NewPCG(37, 38))
@@ -469,7 +471,7 @@ func TestReadSteps(t *testing.T) {
 		})
 
 		t.Run("window", func(t *testing.T) {
-			clock := bloom.NewManualClock(time.Now())
+			clock := bloomtest.NewClock(time.Now())
 			w, _ := openShardedWindow(ctx, t, rdb, clock, n, 4096)
 			older, err := bloom.New(funnel.String, n, 0.01)
 			require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"slices"
 	"time"
 )
@@ -167,7 +168,7 @@ func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64, cursors []curs
 	for ; len(hs) > 0; hs = hs[min(len(hs), perTrip):] {
 		idx = idx[:0]
 		for _, h := range hs[:min(len(hs), perTrip)] {
-			idx = c.strategy.AppendIndexes(idx, h[0], h[1], c.k, c.bitSize)
+			idx = raw.AppendIndexes(idx, c.strategy, h[0], h[1], c.k, c.bitSize)
 		}
 		bits = c.appendBits(bits[:0], 0, idx)
 		slices.SortFunc(bits, func(x, y bit) int {
@@ -391,7 +392,7 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 			}
 			sh := &c.shards[s]
 			for b := log.records; len(b) >= 4; b = b[4:] {
-				h.local.SetBit(sh.first + int64(binary.BigEndian.Uint32(b)^63))
+				raw.SetBit(h.local, sh.first+int64(binary.BigEndian.Uint32(b)^63))
 			}
 			st.PulledBits += int64(len(log.records) / 4)
 			cur.replid = log.replid
@@ -477,7 +478,7 @@ func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, atte
 			if err != nil {
 				return c.wrap(ctx, "sync", err)
 			}
-			if err := h.local.OrEncoded(ch.shard.first/8+ch.from, log.bitmap); err != nil {
+			if err := raw.OrEncoded(h.local, ch.shard.first/8+ch.from, log.bitmap); err != nil {
 				return c.wrap(ctx, "sync", err)
 			}
 			s := index[ch.shard]

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 	"github.com/redis/go-redis/v9"
@@ -24,7 +25,7 @@ func TestWindowGenerations(t *testing.T) {
 		ctx := testContext(t)
 		name := filterName(t)
 		start := time.Now().Truncate(time.Hour).Add(time.Hour + 10*time.Minute)
-		clk := bloom.NewManualClock(start)
+		clk := bloomtest.NewClock(start)
 		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 1000, 1e-6, time.Hour, 3, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 		gen := w.Generation(start)
@@ -98,7 +99,7 @@ func TestWindowFleet(t *testing.T) {
 	all := randomStrings(rand.New(rand.NewPCG(19, 20)), replicas*perReplica)
 	ws := make([]*redisfilter.Windowed[string], replicas)
 	for i := range ws {
-		clk := bloom.NewManualClock(now) // the same time, read separately by each
+		clk := bloomtest.NewClock(now) // the same time, read separately by each
 		var err error
 		ws[i], err = redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, replicas*perReplica, 0.01, 24*time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
@@ -144,8 +145,8 @@ func TestWindowClockSkew(t *testing.T) {
 	ctx := testContext(t)
 	name := filterName(t)
 	boundary := time.Now().Truncate(time.Hour).Add(time.Hour)
-	ahead := bloom.NewManualClock(boundary.Add(time.Second))
-	behind := bloom.NewManualClock(boundary.Add(-time.Second))
+	ahead := bloomtest.NewClock(boundary.Add(time.Second))
+	behind := bloomtest.NewClock(boundary.Add(-time.Second))
 	open := func(clk bloom.Clock) *redisfilter.Windowed[string] {
 		w, err := redisfilter.OpenWindowed(ctx, sharedClient(t), name, funnel.String, 100, 1e-6, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
@@ -196,7 +197,7 @@ func TestWindowWrongKeys(t *testing.T) {
 	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := testContext(t)
 		name := filterName(t)
-		clk := bloom.NewManualClock(time.Now())
+		clk := bloomtest.NewClock(time.Now())
 		w, err := redisfilter.OpenWindowed(ctx, rdb, name, funnel.String, 100, 0.01, time.Hour, 2, redisfilter.WithClock(clk))
 		require.NoError(t, err)
 		gen := w.Generation(clk.Now())
@@ -225,7 +226,7 @@ func TestWindowDelete(t *testing.T) {
 			t.Run(strconv.FormatInt(shards, 10), func(t *testing.T) {
 				ctx := testContext(t)
 				name := filterName(t)
-				clock := bloom.NewManualClock(time.Now())
+				clock := bloomtest.NewClock(time.Now())
 				opts := []redisfilter.Option{redisfilter.WithClock(clock)}
 				if shards > 1 {
 					opts = append(opts, redisfilter.WithShardBytes(4096))

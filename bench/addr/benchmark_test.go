@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
@@ -180,7 +181,7 @@ func BenchmarkAddrPut(b *testing.B) {
 		reset := func() {
 			r = nil
 			runtime.GC()
-			clock := bloom.NewManualClock(Epoch)
+			clock := bloomtest.NewClock(Epoch)
 			var err error
 			if r, err = bloom.NewRotating(funnel.AddrPort, Distinct, FPP, LongWindow, bloom.WithClock(clock)); err != nil {
 				b.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
@@ -37,7 +38,7 @@ type Impl string
 // while the window is longer than the stream.
 const (
 	// Rotating is a [bloom.Rotating] of Distinct values per generation at
-	// FPP, on a [bloom.ManualClock] that SetTime advances. Record is Put.
+	// FPP, on a [bloomtest.Clock] that SetTime advances. Record is Put.
 	Rotating Impl = "rotating"
 	// Filter is a single [bloom.Filter] of Distinct values at FPP. Record
 	// is Put; SetTime does nothing.
@@ -65,7 +66,7 @@ const SweepEvery = 4
 func New(impl Impl, n int64, window time.Duration, shared bool) (Recorder, error) {
 	switch impl {
 	case Rotating:
-		clock := bloom.NewManualClock(Epoch)
+		clock := bloomtest.NewClock(Epoch)
 		r, err := bloom.NewRotating(funnel.AddrPort, n, FPP, window, bloom.WithClock(clock))
 		if err != nil {
 			return nil, fmt.Errorf("addr: %w", err)
@@ -91,7 +92,7 @@ func New(impl Impl, n int64, window time.Duration, shared bool) (Recorder, error
 
 type rotatingRecorder struct {
 	r     *bloom.Rotating[netip.AddrPort]
-	clock *bloom.ManualClock
+	clock *bloomtest.Clock
 }
 
 func (r *rotatingRecorder) Record(k netip.AddrPort) bool { return r.r.Put(k) }

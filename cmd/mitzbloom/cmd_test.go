@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/testkeys"
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -635,7 +636,7 @@ func TestSizingsOf(t *testing.T) {
 }
 
 func TestRotatingSnapshot(t *testing.T) {
-	clock := bloom.NewManualClock(time.Unix(0, 0))
+	clock := bloomtest.NewClock(time.Unix(0, 0))
 	rot, err := bloom.NewRotating(funnel.String, 500, 0.01, time.Minute, bloom.WithClock(clock))
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
@@ -121,8 +122,8 @@ func newReport(name string, filters []*bloom.Filter[[]byte], ps []float64) (repo
 func describeFilter(f *bloom.Filter[[]byte], ps []float64) filterReport {
 	bitCount := f.BitCount()
 	return filterReport{
-		Strategy:                f.Strategy().String(),
-		StrategyOrdinal:         f.Strategy().Ordinal(),
+		Strategy:                raw.Strategy(f).String(),
+		StrategyOrdinal:         raw.Strategy(f).Ordinal(),
 		HashFunctions:           f.NumHashFunctions(),
 		BitSize:                 f.BitSize(),
 		Bytes:                   serializedSize(f),

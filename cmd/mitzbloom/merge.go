@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
@@ -123,7 +124,7 @@ func mergeHint(a, b *bloom.Filter[[]byte]) string {
 		return "; build both with the same -n and -p"
 	case a.NumHashFunctions() != b.NumHashFunctions():
 		return "; build both with the same -n and -p, and -legacy-k for both or neither"
-	case a.Strategy() != b.Strategy():
+	case raw.Strategy(a) != raw.Strategy(b):
 		return "; build both with the same -strategy"
 	}
 	return ""

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
@@ -104,13 +105,13 @@ func decodeFilters[T any](r io.Reader, f funnel.Funnel[T], maxBytes int64) ([]*b
 	case err != nil:
 		return nil, fmt.Errorf("after a filter of %d bytes: %w", size, err)
 	}
-	if second.BitSize() > first.BitSize() && second.Strategy() == first.Strategy() {
+	if second.BitSize() > first.BitSize() && raw.Strategy(second) == raw.Strategy(first) {
 		if limit >= 0 {
 			limit -= size2
 		}
 		return readStages(rest, f, limit, maxBytes, []*bloom.Filter[T]{first, second}, size+size2)
 	}
-	if second.BitSize() != first.BitSize() || second.NumHashFunctions() != first.NumHashFunctions() || second.Strategy() != first.Strategy() {
+	if second.BitSize() != first.BitSize() || second.NumHashFunctions() != first.NumHashFunctions() || raw.Strategy(second) != raw.Strategy(first) {
 		return nil, fmt.Errorf("%w: a filter of %d bytes is followed by a different one (%s, then %s)",
 			errNotFilter, size, describe(first), describe(second))
 	}
@@ -128,7 +129,7 @@ func decodeFilters[T any](r io.Reader, f funnel.Funnel[T], maxBytes int64) ([]*b
 // not begin with a strategy's ordinal, and, having read only the header,
 // errOverLimit if limit >= 0 and the filter takes more than limit bytes.
 func readFilter[T any](r io.Reader, f funnel.Funnel[T], limit int64) (*bloom.Filter[T], int64, error) {
-	var h [bloom.HeaderSize]byte
+	var h [raw.HeaderSize]byte
 	n, err := io.ReadFull(r, h[:])
 	switch {
 	case n == 0 && errors.Is(err, io.EOF):
@@ -136,7 +137,7 @@ func readFilter[T any](r io.Reader, f funnel.Funnel[T], limit int64) (*bloom.Fil
 	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
 		return nil, 0, err
 	}
-	header, err := bloom.ParseHeader(h[:n])
+	header, err := raw.ParseHeader(h[:n])
 	switch {
 	case errors.Is(err, strategy.ErrUnknownOrdinal):
 		return nil, 0, fmt.Errorf("it begins %q, and %w", h[:n], errNoOrdinal)
@@ -165,10 +166,10 @@ func peek(r io.Reader) (io.Reader, bool, error) {
 	return io.MultiReader(bytes.NewReader(b[:n]), r), true, nil
 }
 
-func serializedSize[T any](f *bloom.Filter[T]) int64 { return bloom.HeaderSize + f.BitSize()/8 }
+func serializedSize[T any](f *bloom.Filter[T]) int64 { return raw.HeaderSize + f.BitSize()/8 }
 
 func describe[T any](f *bloom.Filter[T]) string {
-	return fmt.Sprintf("%v, %d bits, %d hash functions", f.Strategy(), f.BitSize(), f.NumHashFunctions())
+	return fmt.Sprintf("%v, %d bits, %d hash functions", raw.Strategy(f), f.BitSize(), f.NumHashFunctions())
 }
 
 // stdinTwice reports whether names holds "-" more than once: standard

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
@@ -30,7 +31,7 @@ func readStages[T any](r io.Reader, f funnel.Funnel[T], limit, maxBytes int64, s
 		case err != nil:
 			return nil, fmt.Errorf("after %d stages of a Scalable, %d bytes: %w", len(stages), size, err)
 		}
-		if next.BitSize() <= last.BitSize() || next.Strategy() != last.Strategy() {
+		if next.BitSize() <= last.BitSize() || raw.Strategy(next) != raw.Strategy(last) {
 			return nil, fmt.Errorf("%w: stage %d of a Scalable (%s) is followed by one that is not larger (%s)",
 				errNotFilter, len(stages)-1, describe(last), describe(next))
 		}
@@ -110,6 +111,6 @@ func (k keyKind[T]) buildScalable(b *builder) error {
 	if err := k.fill(b, s.PutMany); err != nil {
 		return err
 	}
-	b.filter, b.fpp = s, s.ExpectedFPP()
+	b.filter, b.fpp = s, s.Stats().ExpectedFPP
 	return nil
 }

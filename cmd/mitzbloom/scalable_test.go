@@ -71,8 +71,8 @@ func checkScalableReport(t *testing.T, file string, s *bloom.Scalable[string]) {
 	if r.Kind != "scalable" || len(r.Stages) != len(st.Stages) {
 		t.Fatalf("inspect says %s of %d stages, want scalable of %d", r.Kind, len(r.Stages), len(st.Stages))
 	}
-	if r.BitSize != s.BitSize() || r.ExpectedFPP != s.ExpectedFPP() {
-		t.Errorf("inspect: total %d bits at %v, want %d at %v", r.BitSize, r.ExpectedFPP, s.BitSize(), s.ExpectedFPP())
+	if r.BitSize != st.BitSize || r.ExpectedFPP != st.ExpectedFPP {
+		t.Errorf("inspect: total %d bits at %v, want %d at %v", r.BitSize, r.ExpectedFPP, st.BitSize, st.ExpectedFPP)
 	}
 	var count int64
 	for i, stage := range st.Stages {
@@ -89,7 +89,7 @@ func checkScalableReport(t *testing.T, file string, s *bloom.Scalable[string]) {
 	text := mustRun(t, "", "inspect", file).stdout
 	for _, want := range []string{
 		fmt.Sprintf("kind:                      Scalable, %d stages; the total:\n", len(st.Stages)),
-		fmt.Sprintf("bit size:                  %d\n", s.BitSize()),
+		fmt.Sprintf("bit size:                  %d\n", st.BitSize),
 		fmt.Sprintf("stage %d:\n", len(st.Stages)-1),
 	} {
 		if !strings.Contains(text, want) {

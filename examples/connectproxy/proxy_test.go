@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,7 +42,7 @@ const (
 // a packet off the machine.
 type proxyUnderTest struct {
 	*proxy
-	clock *bloom.ManualClock
+	clock *bloomtest.Clock
 	url   *url.URL
 	dials atomic.Int64 // calls of the dialer
 	log   *syncBuffer
@@ -93,7 +94,7 @@ func startProxyTimeouts(t testing.TB, cfg config, to serverTimeouts) *proxyUnder
 // at maxConns client connections.
 func startProxyConns(t testing.TB, cfg config, to serverTimeouts, maxConns int) *proxyUnderTest {
 	t.Helper()
-	clock := bloom.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := bloomtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	cfg.Window, cfg.ExpectedInsertions, cfg.FPP, cfg.Clock = window, insertions, fpp, clock
 	if cfg.Policy.Ports == nil && cfg.Policy.Prefixes == nil && cfg.Policy.Hosts == nil {
 		var err error

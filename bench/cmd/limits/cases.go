@@ -9,6 +9,8 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bench"
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
@@ -172,7 +174,7 @@ func newLimitFixture[K any](n int64, f funnel.Funnel[K], keyOf func(uint64) K) (
 		fx.mixed = append(fx.mixed, keyOf(x))
 	}
 
-	clock := bloom.NewManualClock(time.Unix(0, 0))
+	clock := bloomtest.NewClock(time.Unix(0, 0))
 	if fx.rot, err = bloom.NewRotating(f, n, bench.P, time.Hour, bloom.WithClock(clock)); err != nil {
 		return nil, err
 	}
@@ -191,7 +193,7 @@ func newLimitFixture[K any](n int64, f funnel.Funnel[K], keyOf func(uint64) K) (
 	fx.rotFill = &fillState[K, *bloom.Rotating[K]]{n: uint64(n), keyOf: keyOf, make: func() (*bloom.Rotating[K], error) {
 		// Generations fill on their counts as the benchmark puts new keys:
 		// the previous one full, the current one filling.
-		r, err := bloom.NewRotating(f, n, bench.P, time.Hour, bloom.WithClock(bloom.NewManualClock(time.Unix(0, 0))))
+		r, err := bloom.NewRotating(f, n, bench.P, time.Hour, bloom.WithClock(bloomtest.NewClock(time.Unix(0, 0))))
 		if err == nil {
 			putIndexes(r, keyOf, 2*uint64(n), 2*uint64(n)+m)
 		}
@@ -380,7 +382,7 @@ func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint6
 		}},
 		{Name: hashCase, Run: func(b *testing.B) {
 			fx := get(b)
-			h := funnel.HasherFor(f)
+			h := raw.HasherFor(f)
 			var acc uint64
 			b.ResetTimer()
 			for i, t := 0, 0; i < b.N; i++ {
@@ -394,7 +396,7 @@ func limitCases[K any](key string, n int64, f funnel.Funnel[K], keyOf func(uint6
 		}},
 		{Name: hashChainedCase, Run: func(b *testing.B) {
 			fx := get(b)
-			h := funnel.HasherFor(f)
+			h := raw.HasherFor(f)
 			t := 0
 			b.ResetTimer()
 			for range b.N {
