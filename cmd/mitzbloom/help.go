@@ -78,7 +78,8 @@ of the one before at a lower rate, added as the keys come, so that the
 false-positive probability stays below P however many keys there are. Java
 reads the stages with BloomFilter.readFrom until the file ends, and a key
 may be present when any stage says so; bloom.ReadScalable reads them with
-the same N and P.
+the funnel alone, and with bloom.WithSizing(N, P) into a Scalable that goes
+on growing.
 
 Filters merge only when they have the same size, number of hash functions
 and strategy, and hold keys of one funnel, which a file does not record:
@@ -130,7 +131,10 @@ either. A file holding filters of one strategy, each larger than the one
 before, is taken to be the stages of a bloom.Scalable, oldest first, as
 Scalable.WriteTo writes them: inspect describes each stage, with its size,
 fill ratio and rate, and their total, whose false-positive probability is
-that of any stage answering "maybe", and query answers from any stage.
+that of any stage answering "maybe", with the n and p of the
+bloom.NewScalable of the default growth and tightening that makes such
+stages (build -scalable's -n and -p, and what bloom.WithSizing takes to
+read them back); query answers from any stage.
 `
 
 const querySynopsis = "[-funnel F] [-q] [-max-bytes N] FILE [KEY...]"

@@ -39,8 +39,11 @@ type filterReport struct {
 	ApproximateElementCount int64   `json:"approximateElementCount"`
 	ExpectedFPP             float64 `json:"expectedFpp"`
 	// Sizings are the arguments of Guava's create that give this bit size
-	// and number of hash functions; see sizings.
+	// and number of hash functions; see sizings. For a Scalable's total,
+	// they are those of bloom.NewScalable that give its stages.
 	Sizings []sizing `json:"sizings"`
+	// scalable marks a Scalable's total, whose sizings are NewScalable's.
+	scalable bool
 }
 
 func (e *env) inspect(fs *flagSet, args []string) int {
@@ -173,11 +176,19 @@ func (r *filterReport) writeText(w io.Writer, indent string) {
 	if r.Sizings == nil {
 		return
 	}
+	call := "create(funnel, n, p)"
+	if r.scalable {
+		call = "bloom.NewScalable(funnel, n, p) of the default growth and tightening"
+	}
 	if len(r.Sizings) == 0 {
-		line("created as", "no create(funnel, n, p) with a p inspect tries (add one with -p)")
+		line("created as", "no %s with a p inspect tries (add one with -p)", call)
 	}
 	for _, s := range r.Sizings {
-		line("created as", "%s", s)
+		if r.scalable {
+			line("created as", "bloom.NewScalable with %s", s)
+		} else {
+			line("created as", "%s", s)
+		}
 	}
 }
 

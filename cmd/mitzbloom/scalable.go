@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/bloom/raw"
@@ -57,14 +58,11 @@ func isScalable[T any](filters []*bloom.Filter[T]) bool {
 func newScalableReport(name string, filters []*bloom.Filter[[]byte], ps []float64) report {
 	r := report{File: name, Kind: "scalable"}
 	total := &r.filterReport
-	for i, f := range filters {
+	for _, f := range filters {
 		s := describeFilter(f, ps)
-		if i > 0 {
-			// Stage i is sized for p·(1−r)·rⁱ, which no round p is:
-			// the first stage's sizings give n and p·(1−r), and the
-			// others' would only mislead.
-			s.Sizings = nil
-		}
+		// Stage i is sized for p·(1−r)·rⁱ, which no round p is: the
+		// sizings of the whole, below, give the n and p of the Scalable.
+		s.Sizings = nil
 		r.Stages = append(r.Stages, s)
 		total.BitSize += s.BitSize
 		total.Bytes += s.Bytes
@@ -74,7 +72,74 @@ func newScalableReport(name string, filters []*bloom.Filter[[]byte], ps []float6
 	}
 	total.Strategy, total.StrategyOrdinal = r.Stages[0].Strategy, r.Stages[0].StrategyOrdinal
 	total.FillRatio = float64(total.BitCount) / float64(total.BitSize)
+	total.Sizings, total.scalable = scalableSizings(filters, ps), true
 	return r
+}
+
+// The growth factor and tightening ratio of build -scalable, bloom's
+// defaults, which are the only ones scalableSizings tries.
+const (
+	scalableGrowth     = 2
+	scalableTightening = 0.9
+)
+
+// scalableSizings returns the sizings, over the false-positive
+// probabilities ps, of a bloom.NewScalable(f, n, p) with the default growth
+// and tightening whose stages are stages: the n and p that build -scalable
+// takes with -n and -p, and bloom.WithSizing to read the stages back into a
+// Scalable that goes on growing. Stage i is sized for n·2ⁱ values at
+// p·(1−0.9)·0.9ⁱ, the rate multiplied out as bloom multiplies it.
+func scalableSizings(stages []*bloom.Filter[[]byte], ps []float64) []sizing {
+	out := []sizing{}
+	for _, p := range ps {
+		first := p * (1 - scalableTightening)
+		for _, s := range sizingsOf(stages[0].BitSize(), stages[0].NumHashFunctions(), []float64{first}) {
+			extends := false
+			for n := s.MinInsertions; n <= s.MaxInsertions; n++ {
+				rule := stagesRule(stages, n, first)
+				switch {
+				case rule == "":
+					extends = false
+				case extends && out[len(out)-1].HashRule == rule:
+					out[len(out)-1].MaxInsertions = n
+				default:
+					out = append(out, sizing{FPP: p, MinInsertions: n, MaxInsertions: n, HashRule: rule})
+					extends = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// stagesRule returns which k rules make every stage the one a Scalable
+// whose first stage is sized for n values at rate makes, as a sizing's
+// HashRule, or "".
+func stagesRule(stages []*bloom.Filter[[]byte], n int64, rate float64) string {
+	current, legacy := true, true
+	for _, st := range stages {
+		switch hashRule(n, rate, st.BitSize(), st.NumHashFunctions()) {
+		case "":
+			return ""
+		case "legacy":
+			current = false
+		case "current":
+			legacy = false
+		}
+		if n > math.MaxInt64/scalableGrowth {
+			return ""
+		}
+		n, rate = n*scalableGrowth, rate*scalableTightening
+	}
+	switch {
+	case current && legacy:
+		return "any"
+	case legacy:
+		return "legacy"
+	case current:
+		return "current"
+	}
+	return ""
 }
 
 // saturatingAdd adds two element counts, of which math.MaxInt64 means

@@ -56,7 +56,38 @@ func TestBuildScalable(t *testing.T) {
 			}
 			checkScalableReport(t, out, want)
 			checkScalableQuery(t, out, want, keys)
+			checkScalableSizing(t, out, c.n, 0.01, got)
 		})
+	}
+}
+
+// checkScalableSizing requires inspect to report, of the Scalable in file,
+// the n and p it was built with, and those to read it back with
+// bloom.WithSizing into a Scalable that goes on growing.
+func checkScalableSizing(t *testing.T, file string, n int64, p float64, data []byte) {
+	t.Helper()
+	var r report
+	if err := json.Unmarshal([]byte(mustRun(t, "", "inspect", "-json", file).stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range r.Sizings {
+		if s.FPP == p && s.MinInsertions <= n && n <= s.MaxInsertions {
+			found = true
+		}
+		read, err := bloom.ReadScalable(bytes.NewReader(data), funnel.String, bloom.WithSizing(s.MinInsertions, s.FPP))
+		if err != nil {
+			t.Errorf("inspect's sizing %v does not read the file back: %v", s, err)
+			continue
+		}
+		read.Put("one more")
+	}
+	if !found {
+		t.Errorf("inspect's sizings %v lack n %d at p %v", r.Sizings, n, p)
+	}
+	text := mustRun(t, "", "inspect", file).stdout
+	if want := fmt.Sprintf("created as:                bloom.NewScalable with n %d", n); !strings.Contains(text, want) {
+		t.Errorf("inspect's text lacks %q:\n%s", want, text)
 	}
 }
 
