@@ -90,26 +90,17 @@ const (
 // Scalable that goes on growing. Stage i is sized for n·2ⁱ values at
 // p·(1−0.9)·0.9ⁱ, the rate multiplied out as bloom multiplies it.
 func scalableSizings(stages []*bloom.Filter[[]byte], ps []float64) []sizing {
-	out := []sizing{}
+	ranges := sizingRanges{out: []sizing{}}
 	for _, p := range ps {
 		first := p * (1 - scalableTightening)
 		for _, s := range sizingsOf(stages[0].BitSize(), stages[0].NumHashFunctions(), []float64{first}) {
-			extends := false
+			ranges.extends = false
 			for n := s.MinInsertions; n <= s.MaxInsertions; n++ {
-				rule := stagesRule(stages, n, first)
-				switch {
-				case rule == "":
-					extends = false
-				case extends && out[len(out)-1].HashRule == rule:
-					out[len(out)-1].MaxInsertions = n
-				default:
-					out = append(out, sizing{FPP: p, MinInsertions: n, MaxInsertions: n, HashRule: rule})
-					extends = true
-				}
+				ranges.add(p, n, stagesRule(stages, n, first))
 			}
 		}
 	}
-	return out
+	return ranges.out
 }
 
 // stagesRule returns which k rules make every stage the one a Scalable

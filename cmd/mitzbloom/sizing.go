@@ -64,21 +64,34 @@ func sizingsOf(bitSize int64, k int, ps []float64) []sizing {
 		if last < first || last-first > maxSizingScan {
 			continue
 		}
-		extends := false // whether the last of out ends at n−1
+		ranges := sizingRanges{out: out}
 		for n := first; n <= last; n++ {
-			rule := hashRule(n, p, bitSize, k)
-			switch {
-			case rule == "":
-				extends = false
-			case extends && out[len(out)-1].HashRule == rule:
-				out[len(out)-1].MaxInsertions = n
-			default:
-				out = append(out, sizing{FPP: p, MinInsertions: n, MaxInsertions: n, HashRule: rule})
-				extends = true
-			}
+			ranges.add(p, n, hashRule(n, p, bitSize, k))
 		}
+		out = ranges.out
 	}
 	return out
+}
+
+// sizingRanges gathers the n that give a filter, tried in increasing order
+// for one p, into sizings: ranges of consecutive n of one hash rule.
+type sizingRanges struct {
+	out     []sizing
+	extends bool // whether the last of out ends at the n before
+}
+
+// add adds n, for which create(funnel, n, p) gives the filter by rule, or
+// by none if rule is "".
+func (r *sizingRanges) add(p float64, n int64, rule string) {
+	switch {
+	case rule == "":
+		r.extends = false
+	case r.extends && r.out[len(r.out)-1].HashRule == rule:
+		r.out[len(r.out)-1].MaxInsertions = n
+	default:
+		r.out = append(r.out, sizing{FPP: p, MinInsertions: n, MaxInsertions: n, HashRule: rule})
+		r.extends = true
+	}
 }
 
 // hashRule returns which k rules make create(funnel, n, p) a filter of
