@@ -13,31 +13,31 @@ import (
 // option sets it and what it defaults to. Fields may be added in later
 // releases, so a Config literal should name its fields.
 type Config struct {
-	// Strategy maps hashes to bits (bloom.WithStrategy); the default is
+	// Strategy maps hashes to bits ([bloom.WithStrategy]); the default is
 	// strategy.Murmur128Mitz64.
 	Strategy strategy.Strategy
 	// LegacyHashCount computes the number of hash functions as Guava 31.x
-	// and earlier do (bloom.WithLegacyHashCount); the default is false.
+	// and earlier do ([bloom.WithLegacyHashCount]); the default is false.
 	LegacyHashCount bool
-	// Clock is a Rotating's clock (bloom.WithClock); the default is the
+	// Clock is a Rotating's clock ([bloom.WithClock]); the default is the
 	// system's clock, time.Now and time.AfterFunc.
 	Clock bloom.Clock
 	// Growth and Tightening are a Scalable's growth factor and tightening
-	// ratio (bloom.WithGrowth, bloom.WithTightening); the defaults are 2
+	// ratio ([bloom.WithGrowth], [bloom.WithTightening]); the defaults are 2
 	// and 0.9.
 	Growth     int
 	Tightening float64
-	// ExpectedInsertions and FPP are the sizing that bloom.WithSizing
+	// ExpectedInsertions and FPP are the sizing that [bloom.WithSizing]
 	// gives; both are 0 without it.
 	ExpectedInsertions int64
 	FPP                float64
-	// Window is what bloom.WithWindow gives; 0 without it.
+	// Window is what [bloom.WithWindow] gives; 0 without it.
 	Window time.Duration
 }
 
 // Configure returns the Config that opts make from the defaults, applied
 // in order, so that a later option overrides an earlier one: the
-// parameters bloom.New, bloom.Size and the others would use.
+// parameters [bloom.New], [bloom.Size] and the others would use.
 func Configure(opts ...bloom.Option) Config {
 	c := link.Configure(opts)
 	clock, _ := c.Clock.(bloom.Clock)

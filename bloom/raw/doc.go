@@ -1,6 +1,6 @@
 // Package raw is the low level of package bloom, for tools and for programs
 // that keep a Guava filter elsewhere (in a shared store, say) and a
-// bloom.Filter in step with it. Programs that put values in filters and
+// [bloom.Filter] in step with it. Programs that put values in filters and
 // look them up need only package bloom.
 //
 // Everything here is in Guava's terms, so that a filter kept elsewhere
@@ -10,7 +10,7 @@
 //     the bytes a funnel feeds for it hashed as
 //     Hashing.murmur3_128().hashObject(v, funnel) hashes them, and
 //     [AppendIndexes] the bit indexes that a strategy derives from the hash.
-//   - [PutHash] and [PutHashes] put values in a bloom.Filter by their hash,
+//   - [PutHash] and [PutHashes] put values in a [bloom.Filter] by their hash,
 //     for a caller that needs the hash of the values that changed it;
 //     [SetBit] and [OrEncoded] set its bits one at a time or from Guava's
 //     encoding of them; [CheckCompatible] is the check of Filter.PutAll for

@@ -61,7 +61,7 @@ func SetBit[T any](f *bloom.Filter[T], i int64) bool {
 // encoding on: the bytes f.WriteTo writes after its header, each 64-bit
 // word 8 bytes big-endian. A copy of those bytes kept elsewhere can thus
 // be ORed in a range at a time. OrEncoded returns an error wrapping
-// bloom.ErrInvalidArgument, with f unchanged, when off or len(b) is not a
+// [bloom.ErrInvalidArgument], with f unchanged, when off or len(b) is not a
 // multiple of 8 or the bytes do not lie within f's BitSize()/8. It is safe
 // for concurrent use like f.PutAll: each word is ORed in atomically, and a
 // concurrent reader sees them arrive one by one.
@@ -77,8 +77,8 @@ func OrEncoded[T any](f *bloom.Filter[T], off int64, b string) error {
 
 // CheckCompatible returns nil if f can be combined with a filter of k hash
 // functions, bitSize bits, strategy s and funnel fn, and otherwise the
-// error f.PutAll returns for such a filter, wrapping bloom.ErrIncompatible.
-// It is for a filter kept elsewhere that combines with a bloom.Filter as
+// error f.PutAll returns for such a filter, wrapping [bloom.ErrIncompatible].
+// It is for a filter kept elsewhere that combines with a [bloom.Filter] as
 // Guava's filters combine.
 func CheckCompatible[T any](f *bloom.Filter[T], k int, bitSize int64, s strategy.Strategy, fn funnel.Funnel[T]) error {
 	return link.CheckCompatible(f, k, bitSize, s, fn)

@@ -7,8 +7,8 @@ import (
 
 // HeaderSize is the size in bytes of the header that begins a filter in
 // Guava's writeTo format, before its words: the strategy's ordinal, the
-// number of hash functions and the number of words (see bloom.Filter's
-// WriteTo).
+// number of hash functions and the number of words (see
+// [bloom.Filter.WriteTo]).
 const HeaderSize = 6
 
 // A Header is what the header of a filter in Guava's writeTo format
@@ -25,22 +25,22 @@ type Header struct {
 }
 
 // Size returns the size in bytes of the filter h declares, its header
-// included: HeaderSize + 8·Words, which bloom.Filter's WriteTo writes and
-// bloom.ReadFrom reads.
+// included: HeaderSize + 8·Words, which [bloom.Filter.WriteTo] writes and
+// [bloom.ReadFrom] reads.
 func (h Header) Size() int64 { return HeaderSize + 8*h.Words }
 
 // ParseHeader decodes the header at the start of b, the first bytes of a
-// filter in Guava's writeTo format, with the checks bloom.ReadFrom makes of
+// filter in Guava's writeTo format, with the checks [bloom.ReadFrom] makes of
 // a header, so that a caller can learn a filter's size before reading it (to
 // refuse it, say, having read only its header). It reads at most HeaderSize
 // bytes of b.
 //
-// It returns an error wrapping bloom.ErrCorrupt for an unknown strategy
+// It returns an error wrapping [bloom.ErrCorrupt] for an unknown strategy
 // ordinal (also wrapping [strategy.ErrUnknownOrdinal]), a word count that is
 // not positive, or b shorter than HeaderSize (also wrapping
 // io.ErrUnexpectedEOF): the ordinal, b's first byte, is checked even in a
 // short b, so that bytes which cannot begin a filter are told apart from a
-// filter cut short. Unlike bloom.ReadFrom, it accepts a filter too large for
+// filter cut short. Unlike [bloom.ReadFrom], it accepts a filter too large for
 // this platform's memory (more than 2 GiB on a 32-bit platform), so that the
 // caller learns its size.
 func ParseHeader(b []byte) (Header, error) {
