@@ -24,12 +24,16 @@ import (
 // the filter and must not run concurrently with anything else. To fill a
 // filter faster from one goroutine, use a [Builder].
 type Filter[T any] struct {
-	funnel   funnel.Funnel[T]
-	hash     hashing.Hasher[T]
+	// The first fields are those of link.Core, of the same types in the
+	// same order, through which package raw reaches them (see
+	// TestCoreLayout).
 	strategy strategy.Strategy
 	probe    probe.Prober
 	k        int
 	bits     *bitarray.Array
+
+	funnel funnel.Funnel[T]
+	hash   hashing.Hasher[T]
 }
 
 // New returns an empty filter for about expectedInsertions values with a

@@ -6,14 +6,16 @@ import (
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
-// Package raw, the low level of this package, reaches a Filter's parts and
-// this package's parsing and options through package link, which this
-// package fills in here. A Filter[T] of any T is found by the unexported
-// methods below, which an interface named in this package can ask for.
+// Package raw, the low level of this package, reaches a Filter's core
+// through link.FilterCore (a Filter begins with the fields of link.Core),
+// and the rest of a Filter, this package's parsing and its options through
+// the functions of package link, which this package fills in here. A
+// Filter[T] of any T is found by the unexported methods below, which an
+// interface named in this package can ask for.
 
 func init() {
-	link.FilterParts = func(f any) link.Parts {
-		return f.(interface{ parts() link.Parts }).parts()
+	link.FilterFunnel = func(f any) any {
+		return f.(interface{ funnelAny() any }).funnelAny()
 	}
 	link.CheckCompatible = func(f any, k int, bitSize int64, s strategy.Strategy, fn any) error {
 		return f.(interface {
@@ -41,9 +43,8 @@ func init() {
 	}
 }
 
-func (f *Filter[T]) parts() link.Parts {
-	return link.Parts{Funnel: f.funnel, Strategy: f.strategy, K: f.k, Bits: f.bits, Probe: f.probe}
-}
+// funnelAny returns f's funnel, for link.FilterFunnel.
+func (f *Filter[T]) funnelAny() any { return f.funnel }
 
 // checkParamsAny is checkParams for a funnel passed as any, which raw
 // passes as the funnel.Funnel[T] it is.

@@ -3,6 +3,7 @@ package raw
 import (
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/bloom/internal/link"
@@ -17,9 +18,12 @@ import (
 // of the values that changed f, to send them elsewhere. PutHash is safe for
 // concurrent use like Put, and does not allocate.
 func PutHash[T any](f *bloom.Filter[T], h1, h2 uint64) bool {
-	p := link.FilterParts(f)
-	return p.Probe.Put(h1, h2, p.K, p.Bits)
+	c := core(f)
+	return c.Probe.Put(h1, h2, c.K, c.Bits)
 }
+
+// core returns the parts of f that do not depend on T, which f begins with.
+func core[T any](f *bloom.Filter[T]) *link.Core { return link.FilterCore(unsafe.Pointer(f)) }
 
 // PutHashes puts each hash of hs in f as PutHash does, appends to dst, for
 // each in order, whether it changed a bit, and returns the extended slice.
@@ -28,7 +32,7 @@ func PutHash[T any](f *bloom.Filter[T], h1, h2 uint64) bool {
 // each in turn. It allocates only to grow dst, never when dst has room for
 // len(hs) more answers.
 func PutHashes[T any](f *bloom.Filter[T], dst []bool, hs []Hash) []bool {
-	p := link.FilterParts(f)
+	p := core(f)
 	dst = slices.Grow(dst, len(hs))
 	var batch [probe.BatchSize]probe.Hash
 	for len(hs) > 0 {
@@ -50,7 +54,7 @@ func PutHashes[T any](f *bloom.Filter[T], dst []bool, hs []Hash) []bool {
 // f.BitSize()) changes nothing and reports false. SetBit is safe for
 // concurrent use like f.Put.
 func SetBit[T any](f *bloom.Filter[T], i int64) bool {
-	bits := link.FilterParts(f).Bits
+	bits := core(f).Bits
 	if i < 0 || i >= bits.BitSize() {
 		return false
 	}
@@ -66,7 +70,7 @@ func SetBit[T any](f *bloom.Filter[T], i int64) bool {
 // for concurrent use like f.PutAll: each word is ORed in atomically, and a
 // concurrent reader sees them arrive one by one.
 func OrEncoded[T any](f *bloom.Filter[T], off int64, b string) error {
-	bits := link.FilterParts(f).Bits
+	bits := core(f).Bits
 	size := bits.BitSize() / 8
 	if off < 0 || off%8 != 0 || len(b)%8 != 0 || off > size || int64(len(b)) > size-off {
 		return fmt.Errorf("%w: cannot OR %d bytes at byte %d into a filter of %d bytes: both must be multiples of 8, within the filter", bloom.ErrInvalidArgument, len(b), off, size)
@@ -86,11 +90,11 @@ func CheckCompatible[T any](f *bloom.Filter[T], k int, bitSize int64, s strategy
 
 // Funnel returns the funnel f was made, read or decoded with.
 func Funnel[T any](f *bloom.Filter[T]) funnel.Funnel[T] {
-	fn, _ := link.FilterParts(f).Funnel.(funnel.Funnel[T])
+	fn, _ := link.FilterFunnel(f).(funnel.Funnel[T])
 	return fn
 }
 
 // Strategy returns the strategy f maps hashes to bits with.
 func Strategy[T any](f *bloom.Filter[T]) strategy.Strategy {
-	return link.FilterParts(f).Strategy
+	return core(f).Strategy
 }

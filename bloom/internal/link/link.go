@@ -1,25 +1,34 @@
 // Package link is how package raw reaches what package bloom keeps
-// unexported: package bloom sets the functions here when it is initialized,
-// and raw, which imports bloom, calls them. The values travel as any,
-// since a function cannot be generic; each function says what they are.
+// unexported: a Filter's Core, which every Filter begins with, and the
+// functions here that package bloom sets when it is initialized, which raw,
+// which imports bloom, calls. Their values travel as any, since a function
+// value cannot be generic; each function says what they are.
 package link
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
 	"github.com/mitzbloom/mitzbloom/internal/probe"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
-// Parts is what a bloom.Filter of any element type holds.
-type Parts struct {
-	Funnel   any // its funnel.Funnel[T]
+// Core is what a bloom.Filter of any element type holds first: the first
+// fields of bloom.Filter are these, of these types, in this order, so that
+// a pointer to a bloom.Filter points to its Core, which package raw reaches
+// without a call on the paths that put values. bloom's tests check that
+// the two layouts agree.
+type Core struct {
 	Strategy strategy.Strategy
+	Probe    probe.Prober
 	K        int
 	Bits     *bitarray.Array
-	Probe    probe.Prober
 }
+
+// FilterCore returns the Core of f, which points to a bloom.Filter[T] of
+// any T.
+func FilterCore(f unsafe.Pointer) *Core { return (*Core)(f) }
 
 // Config is what a list of bloom.Options sets, with the Clock as any (a
 // bloom.Clock, or nil).
@@ -35,8 +44,9 @@ type Config struct {
 }
 
 var (
-	// FilterParts returns the Parts of f, a *bloom.Filter[T].
-	FilterParts func(f any) Parts
+	// FilterFunnel returns the funnel, a funnel.Funnel[T], of f, a
+	// *bloom.Filter[T].
+	FilterFunnel func(f any) any
 
 	// CheckCompatible returns the error that f.PutAll, for f a
 	// *bloom.Filter[T], returns for a filter of k hash functions, bitSize
