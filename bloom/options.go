@@ -81,7 +81,8 @@ func WithLegacyHashCount() Option {
 // WithClock makes a [Rotating] tell time, and learn that a window has ended,
 // with clock. The default is the system's clock, time.Now and
 // time.AfterFunc; tests pass one that they move by hand, such as
-// bloomtest.Clock. Functions that make no Rotating ignore it.
+// [github.com/mitzbloom/mitzbloom/bloom/bloomtest.Clock]. Functions that
+// make no Rotating ignore it.
 func WithClock(clock Clock) Option {
 	return func(c *config) { c.clock = clock }
 }
@@ -119,7 +120,7 @@ func WithTightening(r float64) Option {
 // Rotating to go on rotating or the Scalable to go on growing: they check
 // them against the filters they read and return an error wrapping
 // [ErrIncompatible] that names both sizes if they do not match. Without
-// it, what they read answers lookups but takes no Puts. Other functions
+// it, what they read answers lookups, and its Put panics. Other functions
 // ignore it.
 func WithSizing(expectedInsertions int64, fpp float64) Option {
 	return func(c *config) { c.sized, c.n, c.fpp = true, expectedInsertions, fpp }
