@@ -55,9 +55,9 @@ import (
 // MightContain are lock-free like a Filter's, and run concurrently with
 // the addition of a stage: the stages are an immutable list that an atomic
 // pointer replaces with a longer one, exactly once for each stage that
-// fills. A stage is never removed or cleared, so a Put that lands in a
-// stage just as it fills and a newer one is added is still found by every
-// later MightContain. Such Puts may give a stage a few values more than its
+// fills. A stage is never removed or cleared, but by [Scalable.Clear], so
+// a Put that lands in a stage just as it fills and a newer one is added is
+// still found by every later MightContain. Such Puts may give a stage a few values more than its
 // nᵢ, at most about 3% more: past that, a Put yields to the scheduler
 // until the next stage is in, the one wait in a Scalable. The Put that
 // fills a stage allocates the next one.
@@ -280,11 +280,11 @@ func (s *Scalable[T]) grow(l *stageList[T], wait bool) {
 		last.final.Store(true) // no larger stage can be built: it takes the rest
 		return
 	}
-	// No other list can have replaced l: only the holder of last's flag
-	// adds the stage after it.
+	// Only the holder of last's flag adds the stage after it, so only a
+	// Clear can have replaced l, and then the new stage is not wanted.
 	stages := make([]*stage[T], len(l.stages), len(l.stages)+1)
 	copy(stages, l.stages)
-	s.stages.Store(&stageList[T]{stages: append(stages, s.newStage(z, nil, 0))})
+	s.stages.CompareAndSwap(l, &stageList[T]{stages: append(stages, s.newStage(z, nil, 0))})
 }
 
 // MightContain reports whether v might have been put in s; false means it
