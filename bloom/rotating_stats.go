@@ -88,5 +88,5 @@ func (g *generations[T]) unionElementCount() int64 {
 	for i := range a.WordCount() {
 		count += int64(bits.OnesCount64(a.Word(i) | b.Word(i)))
 	}
-	return approximateElementCount(count, a.BitSize(), g.cur.f.k)
+	return ApproximateElementCount(count, a.BitSize(), g.cur.f.k)
 }

@@ -36,7 +36,7 @@ func (f *Filter[T]) Bits() *bitset.BitSet { return bitset.From(f.bits.Words()) }
 // empty filter and 1 for a saturated one. The power is correctly rounded;
 // Java's Math.pow almost always is too, and otherwise differs in the last bit.
 func (f *Filter[T]) ExpectedFPP() float64 {
-	return javamath.PowInt(float64(f.bits.Count())/float64(f.BitSize()), f.k)
+	return ExpectedFPP(f.bits.Count(), f.BitSize(), f.k)
 }
 
 // ApproximateElementCount estimates the number of distinct values put in f
@@ -48,12 +48,32 @@ func (f *Filter[T]) ExpectedFPP() float64 {
 // holds: there Guava throws ArithmeticException, and ApproximateElementCount
 // returns math.MaxInt64.
 func (f *Filter[T]) ApproximateElementCount() int64 {
-	return approximateElementCount(f.bits.Count(), f.BitSize(), f.k)
+	return ApproximateElementCount(f.bits.Count(), f.BitSize(), f.k)
 }
 
-// approximateElementCount is Guava's estimate of the distinct values behind
-// bitCount of bitSize bits set by k hash functions.
-func approximateElementCount(bitCount, bitSize int64, k int) int64 {
+// ExpectedFPP returns what [Filter.ExpectedFPP] returns for a filter of
+// bitSize bits and k hash functions with bitCount bits set, for a filter
+// whose bits are counted elsewhere: in Redis with BITCOUNT, or in Java with
+// Guava's bitCount. A bitCount outside [0, bitSize] counts as the nearest
+// end; a bitSize or k that is not positive describes no filter, and gives 0.
+func ExpectedFPP(bitCount, bitSize int64, k int) float64 {
+	if bitSize <= 0 || k <= 0 {
+		return 0
+	}
+	bitCount = min(max(bitCount, 0), bitSize)
+	return javamath.PowInt(float64(bitCount)/float64(bitSize), k)
+}
+
+// ApproximateElementCount returns what [Filter.ApproximateElementCount]
+// returns for a filter of bitSize bits and k hash functions with bitCount
+// bits set, as [ExpectedFPP] does for the false-positive probability:
+// math.MaxInt64 when every bit is set, and 0 for a bitSize or k that is
+// not positive.
+func ApproximateElementCount(bitCount, bitSize int64, k int) int64 {
+	if bitSize <= 0 || k <= 0 {
+		return 0
+	}
+	bitCount = min(max(bitCount, 0), bitSize)
 	fraction := float64(bitCount) / float64(bitSize)
 	x := -math.Log1p(-fraction) * float64(bitSize) / float64(k)
 	if math.IsInf(x, 0) {
