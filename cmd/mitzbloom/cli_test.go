@@ -70,8 +70,8 @@ func TestConventions(t *testing.T) {
 
 		// Usage errors: one line and a hint, on standard error.
 		{nil, "", want{exitError, "stderr", []string{"Usage:", "", "\tmitzbloom build " + buildSynopsis}}},
-		{[]string{"frobnicate"}, "", want{exitError, "stderr", []string{`mitzbloom: unknown command "frobnicate": want one of build, inspect, query or merge`, mainHint}}},
-		{[]string{"help", "frobnicate"}, "", want{exitError, "stderr", []string{`mitzbloom help: unknown command "frobnicate": want one of build, inspect, query or merge`, mainHint}}},
+		{[]string{"frobnicate"}, "", want{exitError, "stderr", []string{`mitzbloom: unknown command "frobnicate": want one of build, inspect, query, merge or version`, mainHint}}},
+		{[]string{"help", "frobnicate"}, "", want{exitError, "stderr", []string{`mitzbloom help: unknown command "frobnicate": want one of build, inspect, query, merge or version`, mainHint}}},
 		{[]string{"build"}, "a\n", usageErr("build", "-p P is required: the false-positive probability, in (0, 1)")},
 		{[]string{"build", "-n", "10", keys}, "", usageErr("build", "-p P is required: the false-positive probability, in (0, 1)")},
 		{[]string{"build", "-p", "0", keys}, "", usageErr("build", "-p must be in (0, 1), not 0")},

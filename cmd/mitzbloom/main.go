@@ -45,6 +45,7 @@ var commands = []*command{
 	{"inspect", inspectSynopsis, inspectDoc, (*env).inspect},
 	{"query", querySynopsis, queryDoc, (*env).query},
 	{"merge", mergeSynopsis, mergeDoc, (*env).merge},
+	{"version", versionSynopsis, versionDoc, (*env).version},
 }
 
 func lookup(name string) *command {
