@@ -121,8 +121,8 @@ func TestRotatingText(t *testing.T) {
 	assert.ErrorIs(t, err, bloom.ErrInvalidArgument)
 }
 
-// TestFilterJSON checks what issue 34 found missing: a struct holding a
-// *Filter and a *Rotating marshals them as strings, never as {}, and
+// TestFilterJSON checks that a struct holding a *Filter and a *Rotating
+// marshals them as strings, never as {}, and
 // unmarshals into filters made beforehand; into nil pointers it fails with
 // an error that says what to do.
 func TestFilterJSON(t *testing.T) {

@@ -226,8 +226,7 @@ func TestBuildSaturated(t *testing.T) {
 // its filters were built with, naming the n they were built for, about how
 // many keys it holds and the -n to build them with; that -force writes it
 // with the same warning; and that filters built with that -n merge in
-// silence. Two halves of 1200 keys are merged into a filter for 1000, as
-// in issue 34.
+// silence. Two halves of 1200 keys are merged into a filter for 1000.
 func TestMergeOverfull(t *testing.T) {
 	dir := t.TempDir()
 	const n, p = 1000, 0.01

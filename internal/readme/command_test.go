@@ -132,9 +132,9 @@ var fence = regexp.MustCompile("(?ms)^```[a-z]*\n(.*?)^```\n")
 // TestREADMEACLLines checks the ACL commands of the READMEs, which users
 // paste into redis-cli: in a fenced block that has one, every line must be
 // a whole ACL SETUSER command, since redis-cli runs each line on its own and
-// a command wrapped onto two lines makes half a user and an error (issue
-// 34). With redis-server and redis-cli on the PATH it runs each on a
-// throwaway server, where each must answer OK.
+// a command wrapped onto two lines makes half a user and an error. With
+// redis-server and redis-cli on the PATH it runs each on a throwaway
+// server, where each must answer OK.
 func TestREADMEACLLines(t *testing.T) {
 	var lines []string
 	for _, name := range []string{"README.md", "redisfilter/README.md"} {
