@@ -24,8 +24,10 @@
 // A Filter is safe for concurrent use by multiple goroutines: like Guava's
 // LockFreeBitArray, Put and MightContain use atomic operations on 64-bit
 // words and never take a lock. [Filter.PutMany] and
-// [Filter.MightContainMany] do the same for a slice of values, faster on
-// filters larger than the CPU caches. A [Builder] fills a new filter from one
+// [Filter.MightContainMany] do the same for a slice of values, and
+// [Filter.PutSeq] and [Filter.MightContainSeq] for an iter.Seq, a batch at
+// a time, faster on filters larger than the CPU caches; [Filter.Clear]
+// empties a filter in place. A [Builder] fills a new filter from one
 // goroutine with plain writes, faster, and then hands it over, safe for
 // concurrent use.
 //
