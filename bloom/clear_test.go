@@ -1,6 +1,7 @@
 package bloom_test
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -140,7 +141,43 @@ func TestClearConcurrent(t *testing.T) {
 			published := make([]atomic.Pointer[mark], writers)
 			var checked, lost, clears atomic.Int64
 
-			var writing, reading sync.WaitGroup
+			// The readers start first, and all yield now and then, so
+			// that lookups run beside Puts and Clears even on a machine
+			// busy with other work.
+			var writing, reading, ready sync.WaitGroup
+			done := make(chan struct{})
+			for r := range readers {
+				reading.Add(1)
+				ready.Add(1)
+				go func() {
+					defer reading.Done()
+					ready.Done()
+					for j := 0; ; j++ {
+						select {
+						case <-done:
+							return
+						default:
+						}
+						m := published[(r+j)%writers].Load()
+						if m == nil || j%64 == 0 {
+							runtime.Gosched()
+						}
+						if m == nil {
+							continue
+						}
+						found := f.MightContain(m.v)
+						// Only while no Clear has begun since the Put
+						// began, which an answer read first cannot see.
+						if begun.Load() == m.clears {
+							checked.Add(1)
+							if !found {
+								lost.Add(1)
+							}
+						}
+					}
+				}()
+			}
+			ready.Wait()
 			for w := range int64(writers) {
 				writing.Add(1)
 				go func() {
@@ -154,6 +191,9 @@ func TestClearConcurrent(t *testing.T) {
 							returned.Add(1)
 							clears.Add(1)
 						}
+						if i%256 == 0 {
+							runtime.Gosched()
+						}
 						v := w*perWriter + i
 						// No Clear was running when this Put began if all
 						// begun by now had returned.
@@ -162,33 +202,6 @@ func TestClearConcurrent(t *testing.T) {
 						f.Put(v)
 						if quiet {
 							published[w].Store(&mark{v, b})
-						}
-					}
-				}()
-			}
-			done := make(chan struct{})
-			for r := range readers {
-				reading.Add(1)
-				go func() {
-					defer reading.Done()
-					for j := 0; ; j++ {
-						select {
-						case <-done:
-							return
-						default:
-						}
-						m := published[(r+j)%writers].Load()
-						if m == nil {
-							continue
-						}
-						found := f.MightContain(m.v)
-						// Only while no Clear has begun since the Put
-						// began, which an answer read first cannot see.
-						if begun.Load() == m.clears {
-							checked.Add(1)
-							if !found {
-								lost.Add(1)
-							}
 						}
 					}
 				}()
