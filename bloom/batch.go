@@ -19,7 +19,7 @@ func (f *Filter[T]) PutMany(vs []T) {
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
 		hashAll(f.hash, hs[:n], vs)
-		f.probe.PutMany(hs[:n], f.k, f.bits)
+		f.putBatch(hs[:n])
 		vs = vs[n:]
 	}
 }
@@ -35,12 +35,21 @@ func (f *Filter[T]) MightContainMany(dst []bool, vs []T) []bool {
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
 		hashAll(f.hash, hs[:n], vs)
-		out := dst[len(dst) : len(dst)+n]
-		f.probe.MightContainMany(hs[:n], f.k, f.bits, out)
+		f.containBatch(hs[:n], dst[len(dst):len(dst)+n])
 		dst = dst[:len(dst)+n]
 		vs = vs[n:]
 	}
 	return dst
+}
+
+// putBatch puts the values whose hashes are hs, at most probe.BatchSize of
+// them.
+func (f *Filter[T]) putBatch(hs []probe.Hash) { f.probe.PutMany(hs, f.k, f.bits) }
+
+// containBatch sets out[i] to whether f might contain the value whose hash
+// is hs[i], for each of hs, which holds at most probe.BatchSize hashes.
+func (f *Filter[T]) containBatch(hs []probe.Hash, out []bool) {
+	f.probe.MightContainMany(hs, f.k, f.bits, out)
 }
 
 // hashAll sets hs[i] to the hash of vs[i], for every i of hs.

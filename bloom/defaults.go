@@ -22,12 +22,22 @@ func defaultFunnel[T any]() (funnel.Funnel[T], bool) {
 		f = funnel.String
 	case *[]byte:
 		f = funnel.Bytes
+	case *int:
+		f = funnel.Int
 	case *int32:
 		f = funnel.Int32
 	case *int64:
 		f = funnel.Int64
+	case *uint:
+		f = funnel.Uint
+	case *uint32:
+		f = funnel.Uint32
 	case *uint64:
 		f = funnel.Uint64
+	case *float32:
+		f = funnel.Float32
+	case *float64:
+		f = funnel.Float64
 	case *bool:
 		f = funnel.Bool
 	case *netip.Addr:

@@ -24,8 +24,10 @@
 // A Filter is safe for concurrent use by multiple goroutines: like Guava's
 // LockFreeBitArray, Put and MightContain use atomic operations on 64-bit
 // words and never take a lock. [Filter.PutMany] and
-// [Filter.MightContainMany] do the same for a slice of values, faster on
-// filters larger than the CPU caches. A [Builder] fills a new filter from one
+// [Filter.MightContainMany] do the same for a slice of values, and
+// [Filter.PutSeq] and [Filter.MightContainSeq] for an iter.Seq, a batch at
+// a time, faster on filters larger than the CPU caches; [Filter.Clear]
+// empties a filter in place. A [Builder] fills a new filter from one
 // goroutine with plain writes, faster, and then hands it over, safe for
 // concurrent use.
 //
@@ -48,9 +50,14 @@
 //
 //	string          funnel.String     Funnels.stringFunnel(UTF_8)
 //	[]byte          funnel.Bytes      Funnels.byteArrayFunnel()
+//	int             funnel.Int        Funnels.longFunnel()
 //	int32           funnel.Int32      Funnels.integerFunnel()
 //	int64           funnel.Int64      Funnels.longFunnel()
-//	uint64          funnel.Uint64     Funnels.longFunnel()
+//	uint            funnel.Uint       Funnels.longFunnel(), the long of the same bits
+//	uint32          funnel.Uint32     Funnels.integerFunnel(), the int of the same bits
+//	uint64          funnel.Uint64     Funnels.longFunnel(), the long of the same bits
+//	float32         funnel.Float32    (f, into) -> into.putFloat(f)
+//	float64         funnel.Float64    (d, into) -> into.putDouble(d)
 //	bool            funnel.Bool       (b, into) -> into.putBoolean(b)
 //	netip.Addr      funnel.Addr       (addr, into) -> into.putBytes(addr.getAddress())
 //	netip.AddrPort  funnel.AddrPort   the address as above, then into.putShort((short) port)

@@ -418,6 +418,7 @@ func interopFilterCases(r *rand.Rand) []interopFilter {
 		}
 		return encodeAddr(a)
 	}, ips)...)
+	cases = append(cases, interopScalarAndSliceCases(r)...)
 	return cases
 }
 

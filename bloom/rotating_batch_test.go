@@ -20,7 +20,6 @@ import (
 var (
 	_ encoding.BinaryMarshaler   = (*bloom.Rotating[string])(nil)
 	_ encoding.BinaryUnmarshaler = (*bloom.Rotating[string])(nil)
-	_ encoding.BinaryAppender    = (*bloom.Rotating[string])(nil)
 )
 
 // TestRotatingBatchMatchesOneByOne requires PutMany to leave a Rotating as

@@ -120,18 +120,8 @@ func (r *Rotating[T]) MarshalBinary() ([]byte, error) {
 	if g == nil {
 		return nil, r.zero("MarshalBinary")
 	}
-	return r.AppendBinary(make([]byte, 0, g.size()))
-}
-
-// AppendBinary appends the bytes WriteTo would write to b and returns the
-// extended slice.
-func (r *Rotating[T]) AppendBinary(b []byte) ([]byte, error) {
-	g := r.gens.Load()
-	if g == nil {
-		return b, r.zero("AppendBinary")
-	}
-	b, _ = g.cur.f.AppendBinary(b)
-	return g.prev.f.AppendBinary(b)
+	b := g.cur.f.appendBinary(make([]byte, 0, g.size()))
+	return g.prev.f.appendBinary(b), nil
 }
 
 // size returns the size of g's generations in Guava's format, which WriteTo

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -229,6 +230,7 @@ func TestReadRotatingFunnelAlone(t *testing.T) {
 	assert.PanicsWithValue(t, "bloom: Put into a Rotating read without WithSizing and WithWindow, which cannot rotate; read it with ReadRotating(r, f, bloom.WithSizing(n, fpp), bloom.WithWindow(window)) to go on putting",
 		func() { read.Put("d") })
 	assert.Panics(t, func() { read.PutMany([]string{"d"}) })
+	assert.Panics(t, func() { read.PutSeq(slices.Values([]string{"d"})) })
 	assert.False(t, read.MightContain("d"), "a Put that panicked put nothing")
 	clock.Advance(3 * w)
 	assert.True(t, read.MightContain("b7"), "it does not rotate")

@@ -3,6 +3,8 @@ package bloom
 import (
 	"math/bits"
 	"time"
+
+	"github.com/mitzbloom/mitzbloom/internal/estimate"
 )
 
 // RotatingStats describes a [Rotating] at one moment, for monitoring.
@@ -88,5 +90,5 @@ func (g *generations[T]) unionElementCount() int64 {
 	for i := range a.WordCount() {
 		count += int64(bits.OnesCount64(a.Word(i) | b.Word(i)))
 	}
-	return approximateElementCount(count, a.BitSize(), g.cur.f.k)
+	return estimate.Count(count, a.BitSize(), g.cur.f.k)
 }

@@ -55,9 +55,9 @@ import (
 // MightContain are lock-free like a Filter's, and run concurrently with
 // the addition of a stage: the stages are an immutable list that an atomic
 // pointer replaces with a longer one, exactly once for each stage that
-// fills. A stage is never removed or cleared, so a Put that lands in a
-// stage just as it fills and a newer one is added is still found by every
-// later MightContain. Such Puts may give a stage a few values more than its
+// fills. A stage is never removed or cleared, but by [Scalable.Clear], so
+// a Put that lands in a stage just as it fills and a newer one is added is
+// still found by every later MightContain. Such Puts may give a stage a few values more than its
 // nᵢ, at most about 3% more: past that, a Put yields to the scheduler
 // until the next stage is in, the one wait in a Scalable. The Put that
 // fills a stage allocates the next one.
@@ -299,8 +299,8 @@ func (s *Scalable[T]) grow(l *stageList[T], wait bool) {
 		return
 	}
 	// Only the holder of last's flag adds the stage after it, so no other
-	// Put can have replaced l; an UnmarshalBinary can have, and its stages
-	// stay.
+	// Put can have replaced l; a Clear or an UnmarshalBinary can have, and
+	// then the new stage is not wanted.
 	stages := make([]*stage[T], len(l.stages), len(l.stages)+1)
 	copy(stages, l.stages)
 	s.stages.CompareAndSwap(l, &stageList[T]{stages: append(stages, s.newStage(z, nil, 0))})

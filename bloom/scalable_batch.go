@@ -17,30 +17,37 @@ func (s *Scalable[T]) PutMany(vs []T) {
 	if s.readOnly {
 		s.panicReadOnly()
 	}
-	var hs, absent [probe.BatchSize]probe.Hash
-	var found [probe.BatchSize]bool
+	var hs [probe.BatchSize]probe.Hash
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
 		hashAll(s.hash, hs[:n], vs)
-		l := s.stages.Load()
-		l.containMany(hs[:n], found[:n])
-		m := 0
-		for i, h := range hs[:n] {
-			absent[m] = h
-			if !found[i] {
-				m++
-			}
-		}
-		newest := l.newest().f
-		newest.probe.Prefetch(absent[:m], newest.k, newest.bits)
-		for _, h := range absent[:m] {
-			// The newest stage of the moment: after a stage was added
-			// during the batch, the rest go in the new one. A value the
-			// batch found in none of l's stages is in none of them still,
-			// and the new stage's Put tells whether it is there.
-			s.putNewest(s.stages.Load(), h.H1, h.H2)
-		}
+		s.putBatch(hs[:n])
 		vs = vs[n:]
+	}
+}
+
+// putBatch puts the values whose hashes are hs, at most probe.BatchSize of
+// them, as PutMany does.
+func (s *Scalable[T]) putBatch(hs []probe.Hash) {
+	var absent [probe.BatchSize]probe.Hash
+	var found [probe.BatchSize]bool
+	l := s.stages.Load()
+	l.containMany(hs, found[:len(hs)])
+	m := 0
+	for i, h := range hs {
+		absent[m] = h
+		if !found[i] {
+			m++
+		}
+	}
+	newest := l.newest().f
+	newest.probe.Prefetch(absent[:m], newest.k, newest.bits)
+	for _, h := range absent[:m] {
+		// The newest stage of the moment: after a stage was added during
+		// the batch, the rest go in the new one. A value the batch found
+		// in none of l's stages is in none of them still, and the new
+		// stage's Put tells whether it is there.
+		s.putNewest(s.stages.Load(), h.H1, h.H2)
 	}
 }
 
@@ -56,13 +63,20 @@ func (s *Scalable[T]) MightContainMany(dst []bool, vs []T) []bool {
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
 		hashAll(s.hash, hs[:n], vs)
-		// One list of stages for the batch, as MightContain uses one for
-		// its value.
-		s.stages.Load().containMany(hs[:n], dst[len(dst):len(dst)+n])
+		s.containBatch(hs[:n], dst[len(dst):len(dst)+n])
 		dst = dst[:len(dst)+n]
 		vs = vs[n:]
 	}
 	return dst
+}
+
+// containBatch sets out[i] to what MightContain reports for the value whose
+// hash is hs[i], for each of hs, which holds at most probe.BatchSize
+// hashes.
+func (s *Scalable[T]) containBatch(hs []probe.Hash, out []bool) {
+	// One list of stages for the batch, as MightContain uses one for its
+	// value.
+	s.stages.Load().containMany(hs, out)
 }
 
 // olderPrefetchMinWords is the smallest older stage, in words, whose batch

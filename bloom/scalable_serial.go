@@ -51,18 +51,9 @@ func (s *Scalable[T]) MarshalBinary() ([]byte, error) {
 	if l == nil {
 		return nil, s.zero("MarshalBinary")
 	}
-	return s.AppendBinary(make([]byte, 0, l.size()))
-}
-
-// AppendBinary appends the bytes WriteTo would write to b and returns the
-// extended slice.
-func (s *Scalable[T]) AppendBinary(b []byte) ([]byte, error) {
-	l := s.stages.Load()
-	if l == nil {
-		return b, s.zero("AppendBinary")
-	}
+	b := make([]byte, 0, l.size())
 	for _, st := range l.stages {
-		b, _ = st.f.AppendBinary(b)
+		b = st.f.appendBinary(b)
 	}
 	return b, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -104,6 +105,7 @@ func TestScalableRoundTrip(t *testing.T) {
 	assert.PanicsWithValue(t, "bloom: Put into a Scalable read without WithSizing, which cannot grow; read it with ReadScalable(r, f, bloom.WithSizing(initialExpected, fpp)) to go on putting",
 		func() { lookups.Put("more") })
 	assert.Panics(t, func() { lookups.PutMany([]string{"more"}) })
+	assert.Panics(t, func() { lookups.PutSeq(slices.Values([]string{"more"})) })
 
 	// With its sizing, it goes on growing.
 	back, err := bloom.ReadScalable(bytes.NewReader(data), funnel.String, bloom.WithSizing(10, 0.1))

@@ -152,10 +152,10 @@ func filterBits(t *testing.T, n int64, p float64, opts ...bloom.Option) int64 {
 	return bits
 }
 
-// TestScalableThousandfold is the target: 1,000 values grown to
-// 1,000,000 at p = 0.01 with the defaults keep the rate within p, over a
-// million absent values, and take at most twice the bits of a filter sized
-// for 1,000,000. Under the race detector, which makes it about ten times
+// TestScalableThousandfold checks the growth a Scalable is for: 1,000
+// values grown to 1,000,000 at p = 0.01 with the defaults keep the rate
+// within p, over a million absent values, and take at most twice the bits
+// of a filter sized for 1,000,000. Under the race detector, which makes it about ten times
 // slower, the test is scaled down to 100 grown to 100,000 (still 1,000
 // times); the CI's other pass runs it in full.
 func TestScalableThousandfold(t *testing.T) {

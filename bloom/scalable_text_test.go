@@ -22,10 +22,8 @@ var (
 	_ io.WriterTo                = (*bloom.Scalable[string])(nil)
 	_ encoding.BinaryMarshaler   = (*bloom.Scalable[string])(nil)
 	_ encoding.BinaryUnmarshaler = (*bloom.Scalable[string])(nil)
-	_ encoding.BinaryAppender    = (*bloom.Scalable[string])(nil)
 	_ encoding.TextMarshaler     = (*bloom.Scalable[string])(nil)
 	_ encoding.TextUnmarshaler   = (*bloom.Scalable[string])(nil)
-	_ encoding.TextAppender      = (*bloom.Scalable[string])(nil)
 )
 
 // TestScalableEncodings checks that a Scalable's binary and text forms are
@@ -38,15 +36,9 @@ func TestScalableEncodings(t *testing.T) {
 	bin, err := s.MarshalBinary()
 	require.NoError(t, err)
 	assert.Equal(t, written, bin)
-	appended, err := s.AppendBinary([]byte("x"))
-	require.NoError(t, err)
-	assert.Equal(t, append([]byte("x"), written...), appended)
 	text, err := s.MarshalText()
 	require.NoError(t, err)
 	assert.Equal(t, base64.StdEncoding.EncodeToString(written), string(text))
-	appendedText, err := s.AppendText([]byte("x"))
-	require.NoError(t, err)
-	assert.Equal(t, "x"+string(text), string(appendedText))
 
 	made := mustNewScalable(t, funnel.String, 10, 0.1)
 	require.NoError(t, made.UnmarshalText(text))
@@ -90,8 +82,6 @@ func TestScalableEncodings(t *testing.T) {
 	for name, marshal := range map[string]func() ([]byte, error){
 		"MarshalText":   empty.MarshalText,
 		"MarshalBinary": empty.MarshalBinary,
-		"AppendText":    func() ([]byte, error) { return empty.AppendText(nil) },
-		"AppendBinary":  func() ([]byte, error) { return empty.AppendBinary(nil) },
 		"WriteTo":       func() ([]byte, error) { _, err := empty.WriteTo(&bytes.Buffer{}); return nil, err },
 	} {
 		_, err := marshal()

@@ -72,16 +72,12 @@ func (f *Filter[T]) MarshalBinary() ([]byte, error) {
 	if err := f.usable("MarshalBinary"); err != nil {
 		return nil, err
 	}
-	return f.AppendBinary(make([]byte, 0, headerSize+8*f.bits.WordCount()))
+	return f.appendBinary(make([]byte, 0, headerSize+8*f.bits.WordCount())), nil
 }
 
-// AppendBinary appends the bytes WriteTo would write to b and returns the
-// extended slice.
-func (f *Filter[T]) AppendBinary(b []byte) ([]byte, error) {
-	if err := f.usable("AppendBinary"); err != nil {
-		return b, err
-	}
-	return f.appendWords(f.appendHeader(b), 0, f.bits.WordCount()), nil
+// appendBinary appends the bytes WriteTo would write to b, for a usable f.
+func (f *Filter[T]) appendBinary(b []byte) []byte {
+	return f.appendWords(f.appendHeader(b), 0, f.bits.WordCount())
 }
 
 // usable returns an error wrapping [ErrInvalidArgument] from method for the

@@ -26,7 +26,6 @@ var (
 	_ io.WriterTo                = (*bloom.Filter[string])(nil)
 	_ encoding.BinaryMarshaler   = (*bloom.Filter[string])(nil)
 	_ encoding.BinaryUnmarshaler = (*bloom.Filter[string])(nil)
-	_ encoding.BinaryAppender    = (*bloom.Filter[string])(nil)
 	_ fmt.Stringer               = (*bloom.Filter[string])(nil)
 )
 
@@ -266,9 +265,6 @@ func TestMarshalRoundTrip(t *testing.T) {
 		assert.EqualValues(t, len(data), n)
 		assert.Equal(t, data, buf.Bytes(), "MarshalBinary returns what WriteTo writes")
 		assert.EqualValues(t, 6+f.BitSize()/8, n)
-		appended, err := f.AppendBinary([]byte("xy"))
-		require.NoError(t, err)
-		assert.Equal(t, append([]byte("xy"), data...), appended)
 
 		// UnmarshalBinary replaces a filter of any shape, keeping its funnel.
 		g := mustNew(t, funnel.Int64, 10, 0.5)

@@ -1,10 +1,6 @@
 package bloom
 
-import (
-	"math"
-
-	"github.com/mitzbloom/mitzbloom/internal/javamath"
-)
+import "github.com/mitzbloom/mitzbloom/internal/estimate"
 
 // BitSize returns the number of bits in f, a multiple of 64: f takes
 // BitSize()/8 bytes of memory. Guava keeps its bitSize() package-private;
@@ -24,7 +20,7 @@ func (f *Filter[T]) BitCount() int64 { return f.bits.Count() }
 // empty filter and 1 for a saturated one. The power is correctly rounded;
 // Java's Math.pow almost always is too, and otherwise differs in the last bit.
 func (f *Filter[T]) ExpectedFPP() float64 {
-	return javamath.PowInt(float64(f.bits.Count())/float64(f.BitSize()), f.k)
+	return estimate.FPP(f.bits.Count(), f.BitSize(), f.k)
 }
 
 // ApproximateElementCount estimates the number of distinct values put in f
@@ -36,18 +32,5 @@ func (f *Filter[T]) ExpectedFPP() float64 {
 // holds: there Guava throws ArithmeticException, and ApproximateElementCount
 // returns math.MaxInt64.
 func (f *Filter[T]) ApproximateElementCount() int64 {
-	return approximateElementCount(f.bits.Count(), f.BitSize(), f.k)
-}
-
-// approximateElementCount is Guava's estimate of the distinct values behind
-// bitCount of bitSize bits set by k hash functions.
-func approximateElementCount(bitCount, bitSize int64, k int) int64 {
-	fraction := float64(bitCount) / float64(bitSize)
-	x := -math.Log1p(-fraction) * float64(bitSize) / float64(k)
-	if math.IsInf(x, 0) {
-		return math.MaxInt64
-	}
-	// Guava's DoubleMath.roundToLong(x, HALF_UP); x >= 0, where math.Round
-	// rounds the same way.
-	return int64(math.Round(x))
+	return estimate.Count(f.bits.Count(), f.BitSize(), f.k)
 }

@@ -24,16 +24,7 @@ func (f *Filter[T]) MarshalText() ([]byte, error) {
 	if err := f.usable("MarshalText"); err != nil {
 		return nil, err
 	}
-	return f.AppendText(nil)
-}
-
-// AppendText appends the text MarshalText returns to b and returns the
-// extended slice.
-func (f *Filter[T]) AppendText(b []byte) ([]byte, error) {
-	if err := f.usable("AppendText"); err != nil {
-		return b, err
-	}
-	return appendBase64(b, headerSize+8*f.bits.WordCount(), f)
+	return appendBase64(nil, headerSize+8*f.bits.WordCount(), f)
 }
 
 // UnmarshalText replaces f with the filter in text, which MarshalText or
@@ -58,20 +49,11 @@ func (f *Filter[T]) UnmarshalText(text []byte) error {
 // padding, so that encoding/json writes r as a string. Java decodes it and
 // calls BloomFilter.readFrom twice on the bytes.
 func (r *Rotating[T]) MarshalText() ([]byte, error) {
-	if r.gens.Load() == nil {
-		return nil, r.zero("MarshalText")
-	}
-	return r.AppendText(nil)
-}
-
-// AppendText appends the text MarshalText returns to b and returns the
-// extended slice.
-func (r *Rotating[T]) AppendText(b []byte) ([]byte, error) {
 	g := r.gens.Load()
 	if g == nil {
-		return b, r.zero("AppendText")
+		return nil, r.zero("MarshalText")
 	}
-	return appendBase64(b, g.size(), r)
+	return appendBase64(nil, g.size(), r)
 }
 
 // UnmarshalText replaces r's generations with the two in text, which
@@ -90,20 +72,11 @@ func (r *Rotating[T]) UnmarshalText(text []byte) error {
 // that encoding/json writes s as a string. Java decodes it and reads the
 // stages from the bytes as [Scalable.WriteTo] shows.
 func (s *Scalable[T]) MarshalText() ([]byte, error) {
-	if s.stages.Load() == nil {
-		return nil, s.zero("MarshalText")
-	}
-	return s.AppendText(nil)
-}
-
-// AppendText appends the text MarshalText returns to b and returns the
-// extended slice.
-func (s *Scalable[T]) AppendText(b []byte) ([]byte, error) {
 	l := s.stages.Load()
 	if l == nil {
-		return b, s.zero("AppendText")
+		return nil, s.zero("MarshalText")
 	}
-	return appendBase64(b, l.size(), s)
+	return appendBase64(nil, l.size(), s)
 }
 
 // UnmarshalText replaces s's stages with those in text, which MarshalText

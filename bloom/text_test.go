@@ -19,14 +19,12 @@ import (
 var (
 	_ encoding.TextMarshaler   = (*bloom.Filter[string])(nil)
 	_ encoding.TextUnmarshaler = (*bloom.Filter[string])(nil)
-	_ encoding.TextAppender    = (*bloom.Filter[string])(nil)
 	_ encoding.TextMarshaler   = (*bloom.Rotating[string])(nil)
 	_ encoding.TextUnmarshaler = (*bloom.Rotating[string])(nil)
-	_ encoding.TextAppender    = (*bloom.Rotating[string])(nil)
 )
 
 // TestFilterText checks that a filter's text is its binary form in standard
-// base64, that AppendText appends it, and that UnmarshalText reads it back
+// base64, and that UnmarshalText reads it back
 // into a filter of another size, keeping the funnel, as UnmarshalBinary
 // does.
 func TestFilterText(t *testing.T) {
@@ -37,9 +35,6 @@ func TestFilterText(t *testing.T) {
 		text, err := f.MarshalText()
 		require.NoError(t, err)
 		assert.Equal(t, base64.StdEncoding.EncodeToString(bin), string(text))
-		appended, err := f.AppendText([]byte("x="))
-		require.NoError(t, err)
-		assert.Equal(t, "x="+string(text), string(appended))
 
 		back := mustNew(t, funnel.String, 5, 0.5)
 		require.NoError(t, back.UnmarshalText(text))
@@ -75,8 +70,6 @@ func TestFilterTextErrors(t *testing.T) {
 	for name, marshal := range map[string]func() ([]byte, error){
 		"MarshalText":   zero.MarshalText,
 		"MarshalBinary": zero.MarshalBinary,
-		"AppendText":    func() ([]byte, error) { return zero.AppendText(nil) },
-		"AppendBinary":  func() ([]byte, error) { return zero.AppendBinary(nil) },
 		"WriteTo":       func() ([]byte, error) { _, err := zero.WriteTo(&bytes.Buffer{}); return nil, err },
 	} {
 		_, err := marshal()

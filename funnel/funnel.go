@@ -13,7 +13,8 @@
 // The hash depends only on the concatenated bytes, not on how they were split
 // between calls, which is also why fields of variable length need a length or
 // a tag in front of them when a key has more than one: without it, ("ab","c")
-// and ("a","bc") feed the same bytes.
+// and ("a","bc") feed the same bytes. [Slice] puts the lengths in for the
+// elements of a slice; [Sequential], Guava's sequentialFunnel, does not.
 //
 // A filter hashes what a funnel feeds with Murmur3-128 (seed 0), as Guava's
 // Hashing.murmur3_128() does, and its strategy maps the hash to bit indexes
@@ -59,8 +60,8 @@ func (fn Func[T]) Funnel(v T, into Sink) { fn(v, into) }
 // Guava's Funnel.equals, which filters check before they combine.
 //
 // Funnels made by [Named] are equal when their names are. Built-in funnels
-// equal only themselves; [Sequential] funnels are equal when their element
-// funnels are. Func funnels, and any other funnel whose type is a function
+// equal only themselves; [Sequential] and [Slice] funnels are equal when
+// their element funnels are. Func funnels, and any other funnel whose type is a function
 // type, are equal when they are the same function value: the same top-level
 // function or the same closure value, never two closures however alike. Any
 // other funnels are equal when they have the same type and are equal

@@ -6,7 +6,8 @@ import "fmt"
 // order, with no separators or lengths, as Guava's
 // Funnels.sequentialFunnel(f) does for a List. So [1 2] and [1] followed by
 // [2] in two fields of one key feed the same bytes, and an empty slice feeds
-// nothing at all.
+// nothing at all; nor does Sequential tell ["ab" "c"] from ["a" "bc"].
+// [Slice] keeps all of these apart.
 func Sequential[T any](f Funnel[T]) Funnel[[]T] { return sequential[T]{f} }
 
 type sequential[T any] struct {

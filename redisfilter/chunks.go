@@ -41,22 +41,23 @@ func (c *core[T]) chunks() []chunk {
 	return out
 }
 
-// readTrip runs read.lua on chunks chs of the filter's bitmaps, or of
-// generation gen's for a window at the time now (Unix ms), in one round
-// trip, what being "range" or "count", and returns their replies: strings
-// for "range", int64s for "count".
-func (c *core[T]) readTrip(ctx context.Context, op, what string, gen, now int64, chs []chunk) ([]any, error) {
-	calls := make([]call, len(chs))
-	for i, ch := range chs {
-		keys := []string{ch.shard.cfgKey, ch.shard.key}
-		args := []any{c.cfg, ch.shard.nbytes(), what, ch.from, ch.to - 1}
-		if c.windowed {
-			keys = []string{ch.shard.cfgKey, ch.shard.genKey(gen), ch.shard.gensKey}
-			args = append(args, now)
-		}
-		calls[i] = call{ch.shard, keys, args}
+// readCall returns the call of read.lua on chunk ch of the filter's
+// bitmaps, or of generation gen's for a window at the time now (Unix ms),
+// what being "range" or "count".
+func (c *core[T]) readCall(what string, gen, now int64, ch chunk) call {
+	keys := []string{ch.shard.cfgKey, ch.shard.key}
+	args := []any{c.cfg, ch.shard.nbytes(), what, ch.from, ch.to - 1}
+	if c.windowed {
+		keys = []string{ch.shard.cfgKey, ch.shard.genKey(gen), ch.shard.gensKey}
+		args = append(args, now)
 	}
-	replies := make([]any, len(chs))
+	return call{ch.shard, keys, args}
+}
+
+// readTrip runs calls of read.lua in one round trip and returns their
+// replies: strings for "range", int64s for "count".
+func (c *core[T]) readTrip(ctx context.Context, op string, calls []call) ([]any, error) {
+	replies := make([]any, len(calls))
 	for i, rep := range c.runScript(ctx, readScript, anyNode, calls) {
 		if rep.err != nil {
 			return nil, c.wrap(ctx, op, rep.err)
@@ -79,7 +80,11 @@ func (c *core[T]) snapshot(ctx context.Context, gen, now int64) (*bloom.Filter[T
 	}
 	for all := c.chunks(); len(all) > 0; all = all[min(len(all), chunksPerTrip):] {
 		trip := all[:min(len(all), chunksPerTrip)]
-		replies, err := c.readTrip(ctx, "snapshot", "range", gen, now, trip)
+		calls := make([]call, len(trip))
+		for i, ch := range trip {
+			calls[i] = c.readCall("range", gen, now, ch)
+		}
+		replies, err := c.readTrip(ctx, "snapshot", calls)
 		if err != nil {
 			return nil, err
 		}
@@ -102,25 +107,6 @@ func (c *core[T]) snapshot(ctx context.Context, gen, now int64) (*bloom.Filter[T
 // newLocal returns an empty local filter of the filter's parameters.
 func (c *core[T]) newLocal() (*bloom.Filter[T], error) {
 	return bloom.New(c.funnel, c.expected, c.fpp, c.sizing...)
-}
-
-// bitCount counts the bits set in the filter's bitmaps.
-func (c *core[T]) bitCount(ctx context.Context) (int64, error) {
-	var total int64
-	for all := c.chunks(); len(all) > 0; all = all[min(len(all), chunksPerTrip):] {
-		replies, err := c.readTrip(ctx, "bitCount", "count", 0, 0, all[:min(len(all), chunksPerTrip)])
-		if err != nil {
-			return 0, err
-		}
-		for _, reply := range replies {
-			n, ok := reply.(int64)
-			if !ok {
-				return 0, c.wrap(ctx, "bitCount", fmt.Errorf("BITCOUNT answered %T", reply))
-			}
-			total += n
-		}
-	}
-	return total, nil
 }
 
 // merge ORs local's bits into the filter's bitmaps with merge.lua, chunk by

@@ -13,7 +13,9 @@
 //     BloomFilter.readFrom and [bloom.ReadFrom] read ([Filter.Snapshot] does
 //     exactly that);
 //   - BITOP OR of two filters is Guava's putAll ([Filter.Merge] uses it);
-//   - BITCOUNT is the number of bits set ([Filter.BitCount]).
+//   - BITCOUNT is the number of bits set ([Filter.BitCount]), from which
+//     [Filter.ExpectedFPP] and [Filter.ApproximateElementCount] are Guava's
+//     statistics without moving the bits.
 //
 // A filter has the funnels, strategies, sizing and number of hash functions
 // of [bloom.Filter]: the same values put through [Filter.Put] and

@@ -130,7 +130,11 @@ func (f *Filter[T]) Merge(ctx context.Context, local *bloom.Filter[T]) error {
 // BitCount returns the number of bits set in f, counted by Redis's
 // BITCOUNT in chunks, each in a read-only script that checks the config.
 func (f *Filter[T]) BitCount(ctx context.Context) (int64, error) {
-	return f.c.bitCount(ctx)
+	counts, err := f.c.bitCounts(ctx, "bitCount", []int64{0}, 0)
+	if err != nil {
+		return 0, err
+	}
+	return counts[0], nil
 }
 
 // Delete removes f's keys from Redis. Calls on f, and on other Filters of the

@@ -214,6 +214,7 @@ type HybridStats struct {
 // protocol encodes the commands and replies, within a few bytes per
 // command.
 type SyncStats struct {
+	// Start is when the Sync began, and Duration how long it took.
 	Start    time.Time
 	Duration time.Duration
 	// Sent and Received are the bytes sent to Redis and received from it.
@@ -235,7 +236,8 @@ type SyncStats struct {
 	// Stale is how old the local filter's view of Redis was when the Sync
 	// started: the time since the last successful Sync started to read.
 	Stale time.Duration
-	Err   error
+	// Err is the error the Sync returned, nil if it succeeded.
+	Err error
 }
 
 // Stats returns what the Syncs so far moved and did.
@@ -245,11 +247,23 @@ func (h *Hybrid[T]) Stats() HybridStats {
 	return h.stats
 }
 
+// String returns a summary of s on one line, such as "sync delta: 6705
+// bytes sent, 712 received, 3 values pushed, 0 bits pulled, 0 shards
+// pulled whole, in 2ms, 5s stale": "full" instead of "delta" when the Sync
+// pushed the whole filter, with FullPushReason, or pulled a shard whole,
+// and the error at the end if the Sync failed.
 func (s SyncStats) String() string {
 	kind := "delta"
-	if s.FullPush || s.FullPulls > 0 {
+	switch {
+	case s.FullPush && s.FullPushReason != "":
+		kind = "full (" + s.FullPushReason + ")"
+	case s.FullPush || s.FullPulls > 0:
 		kind = "full"
 	}
-	return fmt.Sprintf("sync %s: %d bytes sent, %d received, %d values pushed, %d bits pulled, %d shards pulled whole, in %v, %v stale",
+	out := fmt.Sprintf("sync %s: %d bytes sent, %d received, %d values pushed, %d bits pulled, %d shards pulled whole, in %v, %v stale",
 		kind, s.Sent, s.Received, s.Pushed, s.PulledBits, s.FullPulls, s.Duration.Round(time.Millisecond), s.Stale.Round(time.Millisecond))
+	if s.Err != nil {
+		out += ", failed: " + s.Err.Error()
+	}
+	return out
 }

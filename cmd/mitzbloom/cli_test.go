@@ -70,8 +70,8 @@ func TestConventions(t *testing.T) {
 
 		// Usage errors: one line and a hint, on standard error.
 		{nil, "", want{exitError, "stderr", []string{"Usage:", "", "\tmitzbloom build " + buildSynopsis}}},
-		{[]string{"frobnicate"}, "", want{exitError, "stderr", []string{`mitzbloom: unknown command "frobnicate": want one of build, inspect, query or merge`, mainHint}}},
-		{[]string{"help", "frobnicate"}, "", want{exitError, "stderr", []string{`mitzbloom help: unknown command "frobnicate": want one of build, inspect, query or merge`, mainHint}}},
+		{[]string{"frobnicate"}, "", want{exitError, "stderr", []string{`mitzbloom: unknown command "frobnicate": want one of build, inspect, query, merge or version`, mainHint}}},
+		{[]string{"help", "frobnicate"}, "", want{exitError, "stderr", []string{`mitzbloom help: unknown command "frobnicate": want one of build, inspect, query, merge or version`, mainHint}}},
 		{[]string{"build"}, "a\n", usageErr("build", "-p P is required: the false-positive probability, in (0, 1)")},
 		{[]string{"build", "-n", "10", keys}, "", usageErr("build", "-p P is required: the false-positive probability, in (0, 1)")},
 		{[]string{"build", "-p", "0", keys}, "", usageErr("build", "-p must be in (0, 1), not 0")},
@@ -226,8 +226,7 @@ func TestBuildSaturated(t *testing.T) {
 // its filters were built with, naming the n they were built for, about how
 // many keys it holds and the -n to build them with; that -force writes it
 // with the same warning; and that filters built with that -n merge in
-// silence. Two halves of 1200 keys are merged into a filter for 1000, as
-// in issue 34.
+// silence. Two halves of 1200 keys are merged into a filter for 1000.
 func TestMergeOverfull(t *testing.T) {
 	dir := t.TempDir()
 	const n, p = 1000, 0.01

@@ -12,6 +12,7 @@
 //	mitzbloom inspect [-json] [-p P] [-max-bytes N] FILE...
 //	mitzbloom query [-funnel F] [-q] [-max-bytes N] FILE [KEY...]
 //	mitzbloom merge -o OUT [-max-bytes N] [-force] A B...
+//	mitzbloom version
 //	mitzbloom help [COMMAND]
 //
 // Flags may come before, between and after the other arguments; after "--"
@@ -222,4 +223,19 @@
 //	-o OUT
 //	  	write the merged filter to OUT, replacing it only once the merge succeeds
 //	  	(-: standard output)
+//
+// # Version
+//
+// Usage:
+//
+//	mitzbloom version
+//
+// Version prints the version of the module github.com/mitzbloom/mitzbloom
+// that mitzbloom was built from, as the go command recorded it in the
+// binary, and the version of Go that built it: a release's tag, such as
+// v1.2.3, for mitzbloom installed with "go install ...@v1.2.3", a
+// pseudo-version for a commit, or (devel), with the commit where known, for
+// a build in a clone.
+//
+// Flags:
 package main

@@ -30,7 +30,7 @@ func (e *env) newFlags(c *command) *flagSet {
 
 // help writes c's help to w: its usage line, its doc and its flags.
 func (fs *flagSet) help(w io.Writer) {
-	fmt.Fprintf(w, "usage: mitzbloom %s %s\n\n%s\n\nFlags:\n", fs.cmd.name, fs.cmd.synopsis, strings.TrimSpace(fs.cmd.doc))
+	fmt.Fprintf(w, "usage: %s\n\n%s\n\nFlags:\n", fs.cmd.usage(), strings.TrimSpace(fs.cmd.doc))
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)

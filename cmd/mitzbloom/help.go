@@ -48,7 +48,7 @@ func synopses() string {
 	var b strings.Builder
 	b.WriteString("Usage:\n\n")
 	for _, c := range commands {
-		b.WriteString("\tmitzbloom " + c.name + " " + c.synopsis + "\n")
+		b.WriteString("\t" + c.usage() + "\n")
 	}
 	b.WriteString("\tmitzbloom help [COMMAND]\n")
 	return b.String()

@@ -59,7 +59,7 @@ func packageDoc(t *testing.T) string {
 	text.WriteString(mustRun(t, "", "-h").stdout)
 	for _, c := range commands {
 		usage, doc, flags := commandHelp(t, c.name)
-		text.WriteString("\n# " + strings.ToUpper(c.name[:1]) + c.name[1:] + "\n\nUsage:\n\n\tmitzbloom " + c.name + " " + usage + "\n\n")
+		text.WriteString("\n# " + strings.ToUpper(c.name[:1]) + c.name[1:] + "\n\nUsage:\n\n\t" + strings.TrimSpace("mitzbloom "+c.name+" "+usage) + "\n\n")
 		text.WriteString(doc + "\n\nFlags:\n\n" + flags)
 	}
 	var p comment.Parser
@@ -91,7 +91,8 @@ func commandHelp(t *testing.T, name string) (synopsis, doc, flags string) {
 	}
 	usage, rest, ok1 := strings.Cut(res.stdout, "\n\n")
 	doc, flags, ok2 := strings.Cut(rest, "\n\nFlags:\n")
-	synopsis, ok3 := strings.CutPrefix(usage, "usage: mitzbloom "+name+" ")
+	synopsis, ok3 := strings.CutPrefix(usage, "usage: mitzbloom "+name)
+	synopsis = strings.TrimPrefix(synopsis, " ")
 	if !ok1 || !ok2 || !ok3 {
 		t.Fatalf("mitzbloom %s -h: not a usage line, a text and flags:\n%s", name, res.stdout)
 	}
@@ -137,7 +138,7 @@ func TestSynopses(t *testing.T) {
 		if !slices.Equal(defined, shown) {
 			t.Errorf("mitzbloom %s: the usage line shows the flags %v, and the command defines %v", c.name, shown, defined)
 		}
-		if !strings.Contains(mustRun(t, "", "-h").stdout, "\tmitzbloom "+c.name+" "+synopsis+"\n") {
+		if !strings.Contains(mustRun(t, "", "-h").stdout, "\t"+strings.TrimSpace("mitzbloom "+c.name+" "+synopsis)+"\n") {
 			t.Errorf("mitzbloom -h does not show the usage line of %s", c.name)
 		}
 	}

@@ -45,6 +45,16 @@ var commands = []*command{
 	{"inspect", inspectSynopsis, inspectDoc, (*env).inspect},
 	{"query", querySynopsis, queryDoc, (*env).query},
 	{"merge", mergeSynopsis, mergeDoc, (*env).merge},
+	{"version", versionSynopsis, versionDoc, (*env).version},
+}
+
+// usage returns c's usage line: "mitzbloom NAME", then its synopsis if it
+// has one.
+func (c *command) usage() string {
+	if c.synopsis == "" {
+		return "mitzbloom " + c.name
+	}
+	return "mitzbloom " + c.name + " " + c.synopsis
 }
 
 func lookup(name string) *command {

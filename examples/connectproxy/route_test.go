@@ -171,9 +171,9 @@ func inNetns(t *testing.T) bool {
 	return false
 }
 
-// TestAnyIPNamespace sets up, in a network namespace of its own, what the
-// issue found: a prefix routed locally (AnyIP), ip route add local
-// 45.45.46.0/24 dev lo, which no interface lists. The real kernel's route
+// TestAnyIPNamespace sets up, in a network namespace of its own, addresses
+// of this machine that no interface lists: a prefix routed locally
+// (AnyIP), ip route add local 45.45.46.0/24 dev lo. The real kernel's route
 // lookup must place it on this machine: with the default policy it is
 // refused, and with AllowMachine the proxy's own port on it is refused.
 // It needs root (unshare -n); the test says so and skips without it.

@@ -210,6 +210,18 @@ func (a *Array) PutAll(other *Array) {
 	}
 }
 
+// Clear sets every word of a to zero, one atomic store at a time, and skips
+// the words that are zero already, so that clearing a sparse array does not
+// write all of its memory. A Set concurrent with Clear may survive it or not,
+// bit by bit; one that happens after Clear returns does.
+func (a *Array) Clear() {
+	for i := range a.words {
+		if atomic.LoadUint64(&a.words[i]) != 0 {
+			atomic.StoreUint64(&a.words[i], 0)
+		}
+	}
+}
+
 // Equal reports whether a and other have the same length and the same words.
 func (a *Array) Equal(other *Array) bool {
 	if len(a.words) != len(other.words) {

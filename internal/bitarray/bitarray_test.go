@@ -228,3 +228,13 @@ func setAll(a *Array, bitsOf []uint64) bool {
 	}
 	return changed
 }
+
+func TestClear(t *testing.T) {
+	a := FromWords([]uint64{1, 0, 1 << 63, ^uint64(0)})
+	a.Clear()
+	assert.Equal(t, []uint64{0, 0, 0, 0}, a.Words())
+	assert.Zero(t, a.Count())
+	assert.True(t, a.Set(5), "a cleared bit is set again")
+	assert.Equal(t, []uint64{1 << 5, 0, 0, 0}, a.Words())
+	assert.Zero(t, testing.AllocsPerRun(10, a.Clear))
+}

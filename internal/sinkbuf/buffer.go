@@ -5,6 +5,7 @@ package sinkbuf
 import (
 	"encoding/binary"
 	"math"
+	"sync"
 	"unicode/utf16"
 )
 
@@ -13,6 +14,32 @@ import (
 // writes. The zero Buffer is empty and ready to use.
 type Buffer struct {
 	b []byte
+}
+
+// maxPooled is the largest buffer kept for reuse, so that one huge key
+// does not pin its memory for the life of the process.
+const maxPooled = 64 << 10
+
+// pool holds the buffers values are encoded into. A Sink passed to a Funnel
+// through an interface escapes, so a buffer on the stack would be moved to
+// the heap on every call; a pooled buffer already lives there, and encoding
+// stays allocation-free for any funnel.
+var pool = sync.Pool{New: func() any { return new(Buffer) }}
+
+// Get returns an empty Buffer from a pool shared by every user of this
+// package. Give it back with Release once its bytes are no longer needed.
+func Get() *Buffer {
+	b := pool.Get().(*Buffer)
+	b.Reset()
+	return b
+}
+
+// Release returns b to the pool Get takes from, unless it has grown past
+// what is worth keeping. b must not be used after.
+func (b *Buffer) Release() {
+	if cap(b.b) <= maxPooled {
+		pool.Put(b)
+	}
 }
 
 // New returns a Buffer that appends to b.

@@ -5,8 +5,6 @@
 package hashing
 
 import (
-	"sync"
-
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/direct"
 	"github.com/mitzbloom/mitzbloom/internal/murmur3"
@@ -40,26 +38,13 @@ func For[T any](f funnel.Funnel[T]) Hasher[T] {
 	return buffered[T]{f}
 }
 
-// maxPooledBuffer is the largest buffer kept for reuse, so that one huge key
-// does not pin its memory for the life of the process.
-const maxPooledBuffer = 64 << 10
-
-// buffers holds the sinks values are encoded into. A Sink passed to a Funnel
-// through an interface escapes, so a buffer on the stack would be moved to
-// the heap on every call; a pooled buffer already lives there, and hashing
-// stays allocation-free for any funnel.
-var buffers = sync.Pool{New: func() any { return new(sinkbuf.Buffer) }}
-
 // buffered hashes what a funnel feeds into a pooled buffer.
 type buffered[T any] struct{ f funnel.Funnel[T] }
 
 func (b buffered[T]) Sum128(v T) (h1, h2 uint64) {
-	buf := buffers.Get().(*sinkbuf.Buffer)
-	buf.Reset()
+	buf := sinkbuf.Get()
 	b.f.Funnel(v, buf)
 	h1, h2 = murmur3.Sum128(buf.Bytes())
-	if buf.Len() <= maxPooledBuffer {
-		buffers.Put(buf)
-	}
+	buf.Release()
 	return h1, h2
 }

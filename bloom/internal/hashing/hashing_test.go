@@ -1,6 +1,7 @@
 package hashing
 
 import (
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -68,6 +69,33 @@ func TestDirectSum128(t *testing.T) {
 	sumsLikeFed(t, funnel.Addr, addrs...)
 	sumsLikeFed(t, funnel.AddrPort, addrPorts...)
 	sumsLikeFed(t, funnel.IP, ips...)
+}
+
+// TestScalarDirectSum128 requires each scalar funnel's direct hash, which
+// a filter uses, to be the hash of the bytes it feeds, which Guava hashes,
+// named or not.
+func TestScalarDirectSum128(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	ints := []int{0, 1, -1, math.MaxInt, math.MinInt}
+	uints := []uint{0, 1, math.MaxUint}
+	uints32 := []uint32{0, 1, math.MaxUint32}
+	floats32 := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(0x7fc00000), math.Float32frombits(0xffc00001), math.SmallestNonzeroFloat32, math.MaxFloat32}
+	floats64 := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(),
+		math.Float64frombits(0x7ff8000000000000), math.SmallestNonzeroFloat64, math.MaxFloat64}
+	for range 200 {
+		ints = append(ints, int(r.Uint64()))
+		uints = append(uints, uint(r.Uint64()))
+		uints32 = append(uints32, r.Uint32())
+		floats32 = append(floats32, math.Float32frombits(r.Uint32()))
+		floats64 = append(floats64, math.Float64frombits(r.Uint64()))
+	}
+	sumsLikeFed(t, funnel.Int, ints...)
+	sumsLikeFed(t, funnel.Uint, uints...)
+	sumsLikeFed(t, funnel.Uint32, uints32...)
+	sumsLikeFed(t, funnel.Float32, floats32...)
+	sumsLikeFed(t, funnel.Float64, floats64...)
+	sumsLikeFed(t, funnel.Named("price/v1", funnel.Float64), floats64...)
 }
 
 // impostor has a Sum128 method of the shape the built-in funnels have, which

@@ -18,12 +18,17 @@
  *     size <n> <fppBits> a sizing question
  *
  * fppBits is Double.doubleToRawLongBits in hex, so that no decimal rounding
- * gets in the way. Values are encoded per funnel (see kind()): strings and
- * byte arrays as hex (strings as their UTF-8 bytes), numbers in decimal
- * (unsigned longs too), booleans as 0 or 1, lists comma-separated, records as
- * comma-separated fields, IP addresses as the text InetAddress.getByName
- * parses, so that Java itself decides that ::ffff:a.b.c.d is an IPv4 address,
- * and socket addresses as <address>,<port>.
+ * gets in the way. A funnel name may end in @<label>, which only tells
+ * filters of one Java funnel apart: "long@int" is the funnel "long". Values
+ * are encoded per funnel (see kind()): strings and byte arrays as hex
+ * (strings as their UTF-8 bytes), numbers in decimal (unsigned ones too),
+ * floats and doubles as their raw bits in hex, booleans as 0 or 1, lists of
+ * the sequential funnel comma-separated, lists of the slice funnels as their
+ * size followed by ",<element>" for each (lists of lists by "/<list>"),
+ * records as comma-separated fields, IP addresses as the text
+ * InetAddress.getByName parses, so that Java itself decides that
+ * ::ffff:a.b.c.d is an IPv4 address, and socket addresses as
+ * <address>,<port>.
  *
  * For each filter it:
  *   - builds it with the package-private BloomFilter.create(funnel, long,
@@ -76,6 +81,9 @@ import java.io.PrintWriter;
 import java.lang.reflect.Method;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.Charset;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -161,6 +169,151 @@ public final class Interop {
     }
   }
 
+  /** The twin of funnel.Float32: Guava has no float funnel. */
+  enum FloatFunnel implements Funnel<Float> {
+    INSTANCE;
+
+    @Override
+    public void funnel(Float f, PrimitiveSink into) {
+      into.putFloat(f);
+    }
+  }
+
+  /** The twin of funnel.Float64: Guava has no double funnel. */
+  enum DoubleFunnel implements Funnel<Double> {
+    INSTANCE;
+
+    @Override
+    public void funnel(Double d, PrimitiveSink into) {
+      into.putDouble(d);
+    }
+  }
+
+  /**
+   * funnel.Slice's twin: the list's size, then each element as the number of
+   * bytes its funnel feeds followed by those bytes. A record, so that two
+   * slice funnels of equal element funnels are equal, as BloomFilter.equals
+   * requires.
+   */
+  record SliceFunnel<E>(Funnel<E> element) implements Funnel<List<E>> {
+    @Override
+    public void funnel(List<E> list, PrimitiveSink into) {
+      into.putInt(list.size());
+      for (E e : list) {
+        BytesSink bytes = new BytesSink();
+        element.funnel(e, bytes);
+        into.putInt(bytes.size());
+        into.putBytes(bytes.toByteArray());
+      }
+    }
+  }
+
+  /** A PrimitiveSink that records the bytes fed to it, as a hasher would see them. */
+  static final class BytesSink implements PrimitiveSink {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteBuffer scratch = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+
+    int size() {
+      return out.size();
+    }
+
+    byte[] toByteArray() {
+      return out.toByteArray();
+    }
+
+    private PrimitiveSink flush(int n) {
+      out.write(scratch.array(), 0, n);
+      scratch.clear();
+      return this;
+    }
+
+    @Override
+    public PrimitiveSink putByte(byte b) {
+      out.write(b);
+      return this;
+    }
+
+    @Override
+    public PrimitiveSink putBytes(byte[] bytes) {
+      out.write(bytes, 0, bytes.length);
+      return this;
+    }
+
+    @Override
+    public PrimitiveSink putBytes(byte[] bytes, int off, int len) {
+      out.write(bytes, off, len);
+      return this;
+    }
+
+    @Override
+    public PrimitiveSink putBytes(ByteBuffer bytes) {
+      while (bytes.hasRemaining()) {
+        out.write(bytes.get());
+      }
+      return this;
+    }
+
+    @Override
+    public PrimitiveSink putShort(short s) {
+      scratch.putShort(s);
+      return flush(2);
+    }
+
+    @Override
+    public PrimitiveSink putInt(int i) {
+      scratch.putInt(i);
+      return flush(4);
+    }
+
+    @Override
+    public PrimitiveSink putLong(long l) {
+      scratch.putLong(l);
+      return flush(8);
+    }
+
+    @Override
+    public PrimitiveSink putFloat(float f) {
+      return putInt(Float.floatToRawIntBits(f));
+    }
+
+    @Override
+    public PrimitiveSink putDouble(double d) {
+      return putLong(Double.doubleToRawLongBits(d));
+    }
+
+    @Override
+    public PrimitiveSink putBoolean(boolean b) {
+      return putByte(b ? (byte) 1 : (byte) 0);
+    }
+
+    @Override
+    public PrimitiveSink putChar(char c) {
+      scratch.putChar(c);
+      return flush(2);
+    }
+
+    @Override
+    public PrimitiveSink putUnencodedChars(CharSequence cs) {
+      for (int i = 0; i < cs.length(); i++) {
+        putChar(cs.charAt(i));
+      }
+      return this;
+    }
+
+    @Override
+    public PrimitiveSink putString(CharSequence cs, Charset charset) {
+      return putBytes(cs.toString().getBytes(charset));
+    }
+
+    /**
+     * The old name of putUnencodedChars, which Debian's Guava still declares
+     * and Maven's does not: so no @Override.
+     */
+    public PrimitiveSink putString(CharSequence cs) {
+      return putUnencodedChars(cs);
+    }
+  }
+
   /** A funnel and how to decode its values from cases.txt. */
   record Kind(Funnel<Object> funnel, Function<String, Object> decode) {}
 
@@ -204,6 +357,34 @@ public final class Interop {
       case "bool" -> {
         funnel = BooleanFunnel.INSTANCE;
         decode = Interop::bool;
+      }
+      case "unsignedInt" -> {
+        funnel = Funnels.integerFunnel();
+        decode = Integer::parseUnsignedInt;
+      }
+      case "float" -> {
+        funnel = FloatFunnel.INSTANCE;
+        decode = x -> Float.intBitsToFloat(Integer.parseUnsignedInt(x, 16));
+      }
+      case "double" -> {
+        funnel = DoubleFunnel.INSTANCE;
+        decode = x -> Double.longBitsToDouble(Long.parseUnsignedLong(x, 16));
+      }
+      case "sliceString" -> {
+        funnel = new SliceFunnel<>(Funnels.stringFunnel(UTF_8));
+        decode = x -> sizedList(x, ",", Interop::utf8);
+      }
+      case "sliceLong" -> {
+        funnel = new SliceFunnel<>(Funnels.longFunnel());
+        decode = x -> sizedList(x, ",", Long::valueOf);
+      }
+      case "sliceSliceString" -> {
+        funnel = new SliceFunnel<>(new SliceFunnel<>(Funnels.stringFunnel(UTF_8)));
+        decode = x -> sizedList(x, "/", y -> sizedList(y, ",", Interop::utf8));
+      }
+      case "sliceAddr" -> {
+        funnel = new SliceFunnel<>(InetAddressFunnel.INSTANCE);
+        decode = x -> sizedList(x, ",", Interop::inetAddress);
       }
       case "addr", "ip" -> {
         funnel = InetAddressFunnel.INSTANCE;
@@ -257,6 +438,20 @@ public final class Interop {
     }
     return new InetSocketAddress(
         inetAddress(s.substring(0, comma)), Integer.parseInt(s.substring(comma + 1)));
+  }
+
+  /** size followed by sep and an element for each: "2,a,b", "0". */
+  private static <E> List<E> sizedList(String s, String sep, Function<String, E> element) {
+    String[] f = s.split(sep, -1);
+    int n = Integer.parseInt(f[0]);
+    if (f.length != n + 1) {
+      throw new IllegalArgumentException("bad list of " + n + ": " + s);
+    }
+    List<E> out = new ArrayList<>(n);
+    for (int i = 1; i <= n; i++) {
+      out.add(element.apply(f[i]));
+    }
+    return out;
   }
 
   private static List<Long> longList(String s) {
@@ -368,7 +563,7 @@ public final class Interop {
   private void filter(Path dir, String[] header, List<String> body, PrintWriter out)
       throws Exception {
     String id = header[1];
-    Kind kind = kind(header[2]);
+    Kind kind = kind(header[2].split("@", 2)[0]);
     Object strategy = strategies[Integer.parseInt(header[3])];
     long n = Long.parseLong(header[4]);
     double fpp = fppFromBits(header[5]);
