@@ -81,7 +81,6 @@ func TestScalarGuavaHashes(t *testing.T) {
 	}
 }
 
-
 // TestScalarNames checks the names the scalar funnels go by, which
 // redisfilter records in a filter's config.
 func TestScalarNames(t *testing.T) {
