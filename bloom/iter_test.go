@@ -230,8 +230,9 @@ func TestSeqAllocs(t *testing.T) {
 		assert.Equal(t, shortContain, longContain, "%s: MightContainSeq allocates per value", name)
 		// A range over a function allocates its body and its state: PutSeq's
 		// over seq, and here the loop's over MightContainSeq's, which adds
-		// its own range, its buffer and the sequence it returns.
+		// its own range, its buffer and the sequence it returns (6 with Go
+		// 1.26, 7 with Go 1.24, whose compiler keeps one more on the heap).
 		assert.LessOrEqual(t, shortPut, 2.0, name)
-		assert.LessOrEqual(t, shortContain, 6.0, name)
+		assert.LessOrEqual(t, shortContain, 7.0, name)
 	}
 }
