@@ -2,4 +2,4 @@
 
 package bitarray
 
-func adviseHugePages([]uint64) error { return nil }
+func adviseHugePages([]byte) error { return nil }
