@@ -181,8 +181,8 @@ func (f *Filter[T]) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if rest := len(data) - r.off; rest > 0 {
-		return fmt.Errorf("%w: %d bytes after the %d-byte filter", ErrCorrupt, rest, r.off)
+	if err := trailing(len(data)-r.off, r.off); err != nil {
+		return err
 	}
 	*f = *newFilter(fn, s, k, bits, false)
 	return nil
@@ -229,25 +229,79 @@ func decode(r io.Reader, maxBits int64) (strategy.Strategy, int, *bitarray.Array
 		return nil, 0, nil, readError(err, n, headerSize)
 	}
 	h, err := parseHeader(hdr)
+	if err == nil {
+		err = h.checkSize(maxBits)
+	}
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	if h.words > maxWords {
-		// Only where int cannot count 2³¹−1 words, on 32-bit platforms.
-		return nil, 0, nil, fmt.Errorf("%w: %d words is more than %d this platform can hold (%s)", ErrTooLarge, h.words, maxWords, h.guava())
-	}
-	if h.words*64 > maxBits {
-		return nil, 0, nil, fmt.Errorf("%w: %d bits is more than the limit of %d (%s)", ErrTooLarge, h.words*64, maxBits, h.guava())
-	}
-
 	data, err := readWords(r, int(h.words))
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	if h.k == 0 {
-		return nil, 0, nil, fmt.Errorf("%w: number of hash functions (0) must be > 0 (%s)", ErrCorrupt, h.guava())
+	if err := h.checkHashCount(); err != nil {
+		return nil, 0, nil, err
 	}
 	return h.strategy, h.k, bitarray.FromWords(data), nil
+}
+
+// checkSize returns an error wrapping ErrTooLarge if the filter h declares
+// has more than maxBits bits or more words than this platform can hold.
+func (h header) checkSize(maxBits int64) error {
+	if h.words > maxWords {
+		// Only where int cannot count 2³¹−1 words, on 32-bit platforms.
+		return fmt.Errorf("%w: %d words is more than %d this platform can hold (%s)", ErrTooLarge, h.words, maxWords, h.guava())
+	}
+	if h.words*64 > maxBits {
+		return fmt.Errorf("%w: %d bits is more than the limit of %d (%s)", ErrTooLarge, h.words*64, maxBits, h.guava())
+	}
+	return nil
+}
+
+// checkHashCount returns the error for a filter of no hash functions, which
+// Guava's constructor rejects once the words have been read.
+func (h header) checkHashCount() error {
+	if h.k == 0 {
+		return fmt.Errorf("%w: number of hash functions (0) must be > 0 (%s)", ErrCorrupt, h.guava())
+	}
+	return nil
+}
+
+// checkEncoded checks that b holds exactly one filter in Guava's writeTo
+// format, as UnmarshalBinary checks its data, in the same order and with
+// the same errors, without decoding the words, and returns its header: for
+// package mapped, which answers from such bytes in place.
+func checkEncoded(b []byte) (header, error) {
+	if len(b) == 0 {
+		return header{}, io.EOF
+	}
+	if len(b) < headerSize {
+		return header{}, readError(io.ErrUnexpectedEOF, len(b), headerSize)
+	}
+	h, err := parseHeader([headerSize]byte(b))
+	if err == nil {
+		err = h.checkSize(bitarray.MaxWords * 64)
+	}
+	if err != nil {
+		return header{}, err
+	}
+	size := headerSize + 8*int(h.words)
+	if len(b) < size {
+		return header{}, readError(io.ErrUnexpectedEOF, len(b), size)
+	}
+	if err := h.checkHashCount(); err != nil {
+		return header{}, err
+	}
+	return h, trailing(len(b)-size, size)
+}
+
+// trailing returns the error for rest bytes after a filter of size bytes
+// in data that should hold exactly one, or nil if there are none.
+func trailing(rest, size int) error {
+	if rest > 0 {
+		return fmt.Errorf("%w: %d bytes after the %d-byte filter", ErrCorrupt, rest, size)
+	}
+	return nil
 }
 
 // readChunk is how many bytes ReadFrom asks its reader for at a time. The
