@@ -50,12 +50,25 @@ func (e *Encoded) Bit(i uint64) uint64 {
 	return uint64(e.b[i>>3^7]>>(i&7)) & 1
 }
 
-// Count returns the number of set bits. It reads every byte.
+// Count returns the number of set bits. It reads every byte, a chunk at a
+// time, so that the goroutine can be preempted between chunks (see
+// chunkWords).
 func (e *Encoded) Count() int64 {
+	var n int64
+	for b := e.b; len(b) > 0; {
+		m := min(len(b), 8*chunkWords)
+		n += countBytes(b[:m])
+		b = b[m:]
+	}
+	return n
+}
+
+// countBytes returns the number of bits set in b, whose length is a
+// multiple of 8.
+func countBytes(b []byte) int64 {
 	// The order of a word's bytes does not change its count, so the
 	// words are read in the platform's order, eight at a time, in four
 	// sums that do not wait for each other.
-	b := e.b
 	var n0, n1, n2, n3 int
 	for len(b) >= 32 {
 		s := (*[32]byte)(b)

@@ -3,6 +3,9 @@ package bitarray
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,5 +91,40 @@ func TestEncoded(t *testing.T) {
 	}
 	for _, n := range []int{0, 7, 9} {
 		assert.Panics(t, func() { NewEncoded(make([]byte, n)) }, "%d bytes", n)
+	}
+}
+
+// TestPreemptibleLoops keeps the functions that loop over a whole filter
+// preemptible: the compiler marks a function without calls and with a
+// small frame nosplit, and a goroutine cannot be preempted inside one, so
+// that the garbage collector would wait for it to finish before it could
+// stop the world, for as long as a filter of gigabytes takes. Each of
+// these must call a function per chunk instead, and not be nosplit, on
+// the 64-bit platforms that have a prefetch routine.
+func TestPreemptibleLoops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the compiler")
+	}
+	for _, arch := range []string{"amd64", "arm64"} {
+		cmd := exec.Command("go", "build", "-gcflags=-S", "-o", os.DevNull, "github.com/mitzbloom/mitzbloom/internal/bitarray")
+		cmd.Env = append(os.Environ(), "GOARCH="+arch)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("GOARCH=%s go build -gcflags=-S: %v\n%s", arch, err, out)
+		}
+		for _, fn := range []string{"DecodeWords", "(*Array).Encode", "(*Encoded).Count"} {
+			found := false
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.HasPrefix(line, "github.com/mitzbloom/mitzbloom/internal/bitarray."+fn+" STEXT") {
+					found = true
+					if strings.Contains(line, " nosplit ") {
+						t.Errorf("GOARCH=%s: %s is nosplit, and so cannot be preempted: %s", arch, fn, line)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("GOARCH=%s: no code for %s in the compiler's listing", arch, fn)
+			}
+		}
 	}
 }
