@@ -4,10 +4,14 @@
 // them first.
 //
 // Opening a file of any size takes as long as a few system calls, and the
-// filter takes no memory of the process's own: the lookups read the pages
-// they need from the kernel's page cache, which every process that opens
+// filter takes no memory of the process's own: the lookups map in the pages
+// they read from the kernel's page cache, which every process that opens
 // the same file shares, so a fleet of processes on one host holds one copy
-// of the filter, and a process that starts needs no time to load it. Use
+// of the filter, and a process that starts needs no time to load it. The
+// pages mapped in count in the process's resident set as shared file
+// pages, a folio of the page cache at a time (4 KiB, or up to 2 MiB where
+// the file system keeps large folios), and only the statistics and WriteTo
+// read them all. Use
 // it for large filters that another program builds (Guava's writeTo, or
 // [bloom.Filter.WriteTo]) and that are only looked up; use
 // [bloom.ReadFrom] for a filter to add values to.
