@@ -344,9 +344,8 @@ func readWords(r io.Reader, n int) ([]uint64, error) {
 	words := bitarray.MakeWords(n)
 	at := 0
 	for _, part := range parts {
-		for i := 0; i < len(part); i += chunkWords {
-			at += copy(words[at:], part[i:min(i+chunkWords, len(part))])
-		}
+		bitarray.CopyWords(words[at:], part)
+		at += len(part)
 	}
 	if got, err := readInto(r, words[have:]); err != nil {
 		return nil, readError(err, headerSize+8*have+got, headerSize+8*n)
@@ -354,13 +353,17 @@ func readWords(r io.Reader, n int) ([]uint64, error) {
 	return words, nil
 }
 
-// readInto fills words from r, reading each chunk's bytes into the words'
-// own memory and then turning them into words. It returns how many bytes
-// it read before an error.
+// readInto fills words, new memory, from r, reading each chunk's bytes into
+// the words' own memory, populated first (see bitarray.Populate), and then
+// turning them into words. It returns how many bytes it read before an
+// error.
 func readInto(r io.Reader, words []uint64) (int, error) {
 	b := bitarray.WordBytes(words)
 	for off := 0; off < len(b); off += readChunk {
 		chunk := b[off:min(off+readChunk, len(b))]
+		// A reader that copies into the chunk, as a bytes.Reader does,
+		// would fault its pages in as it writes them.
+		bitarray.Populate(words[off/8 : off/8+len(chunk)/8])
 		if got, err := io.ReadFull(r, chunk); err != nil {
 			return off + got, err
 		}

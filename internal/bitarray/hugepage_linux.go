@@ -46,3 +46,20 @@ func adviseHugePages(b []byte) error {
 	_ = syscall.Madvise(b, syscall.MADV_HUGEPAGE)
 	return syscall.Madvise(b, madvCollapse)
 }
+
+// madvPopulateWrite is Linux's MADV_POPULATE_WRITE (5.14 and later), which
+// package syscall does not name.
+const madvPopulateWrite = 23
+
+// populate asks the kernel to map in, writable, the pages of b that are not
+// mapped yet, at once and in a system call: a goroutine that then writes b
+// takes no page faults. The garbage collector waits, to stop the world, for
+// a goroutine in a page fault, which on a huge page can take the kernel
+// milliseconds of compaction, but not for one in a system call. Kernels
+// before 5.14 reject the advice, and the pages are then faulted in as they
+// are written.
+func populate(b []byte) {
+	if len(b) > 0 {
+		_ = syscall.Madvise(b, madvPopulateWrite)
+	}
+}

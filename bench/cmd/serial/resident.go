@@ -37,12 +37,18 @@ func runResident(op, path string) error {
 	if op == opShared {
 		f.BitCount()
 		fmt.Println("ready")
-		// The other process reads the file too before either reports.
-		if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
+		// The other process reads the file too before either reports,
+		// and neither closes it before both have.
+		in := bufio.NewReader(os.Stdin)
+		if _, err := in.ReadString('\n'); err != nil {
 			return err
 		}
 		rss, pss, err := mappingKiB(path)
 		fmt.Printf("rss=%d pss=%d\n", rss, pss)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, in)
 		return err
 	}
 	anon := status("RssAnon")
@@ -147,7 +153,9 @@ func measureResident(self, path string) error {
 	fmt.Println("| two processes with the file open in place | Rss MiB | Pss MiB |")
 	fmt.Println("|---|---:|---:|")
 	for i := range procs {
-		stdins[i].Close()
+		if _, err := io.WriteString(stdins[i], "report\n"); err != nil {
+			return err
+		}
 	}
 	for i := range procs {
 		var rss, pss int64
@@ -156,6 +164,9 @@ func measureResident(self, path string) error {
 			return fmt.Errorf("process %d: %q: %w", i, line, err)
 		}
 		fmt.Printf("| process %d | %.1f | %.1f |\n", i+1, float64(rss)/1024, float64(pss)/1024)
+	}
+	for i := range procs {
+		stdins[i].Close()
 	}
 	fmt.Println()
 	return nil
