@@ -128,3 +128,18 @@ func TestPreemptibleLoops(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyWords copies across the chunk boundaries, into new memory and
+// into memory already written, which Populate leaves as it is.
+func TestCopyWords(t *testing.T) {
+	for _, n := range []int{0, 1, chunkWords - 1, chunkWords, 2*chunkWords + 3} {
+		src := randomArray(max(n, 1), 5).Words()[:n]
+		dst := MakeWords(n + 1)
+		dst[n] = 42
+		CopyWords(dst, src)
+		assert.Equal(t, src, dst[:n], "%d words", n)
+		assert.EqualValues(t, 42, dst[n], "CopyWords wrote past its source")
+		Populate(dst)
+		assert.Equal(t, src, dst[:n], "Populate changed words already written")
+	}
+}
