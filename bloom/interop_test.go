@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
+	"github.com/mitzbloom/mitzbloom/bloom/mapped"
 	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/golden"
@@ -190,6 +192,11 @@ func (c *interopCase[T]) check(t *testing.T, dir string, java javaFilter) {
 	}
 	c.compareAnswers(t, "answers to held-out probes", java.probes, c.probes, probes)
 
+	// Opened in place, the files Guava and Go wrote answer as the filters
+	// read from them.
+	checkMapped(t, filepath.Join(dir, "java-"+c.id+".bin"), read, c.f, append(slices.Clone(c.inserts), c.probes...))
+	checkMapped(t, filepath.Join(dir, "go-"+c.id+".bin"), c.goFilter, c.f, append(slices.Clone(c.inserts), c.probes...))
+
 	wantCount := java.count
 	if java.saturated {
 		// Guava throws; the Go API documents MaxInt64 instead.
@@ -208,6 +215,35 @@ func (c *interopCase[T]) check(t *testing.T, dir string, java javaFilter) {
 			t.Errorf("expected FPP: Guava %v (%016x), Go %v (%016x)", javaFpp, java.fppBits, goFpp, math.Float64bits(goFpp))
 		}
 	}
+}
+
+// checkMapped opens the filter file path in place and checks that it
+// answers every lookup and statistic of values as want does, and writes
+// the file's bytes.
+func checkMapped[T any](t *testing.T, path string, want *bloom.Filter[T], f funnel.Funnel[T], values []T) {
+	t.Helper()
+	m, err := mapped.Open(path, f)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, m.Close()) }()
+	name := filepath.Base(path)
+	assert.Equal(t, want.BitSize(), m.BitSize(), name)
+	assert.Equal(t, want.NumHashFunctions(), m.NumHashFunctions(), name)
+	assert.Equal(t, want.BitCount(), m.BitCount(), name)
+	assert.Equal(t, want.ApproximateElementCount(), m.ApproximateElementCount(), name)
+	assert.Equal(t, math.Float64bits(want.ExpectedFPP()), math.Float64bits(m.ExpectedFPP()), name)
+	assert.Equal(t, want.MightContainMany(nil, values), m.MightContainMany(nil, values), "%s: MightContainMany", name)
+	for i, v := range values {
+		if m.MightContain(v) != want.MightContain(v) {
+			t.Errorf("%s: MightContain of value %d: mapped %v, read %v", name, i, m.MightContain(v), want.MightContain(v))
+			break
+		}
+	}
+	file, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = m.WriteTo(&buf)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(file, buf.Bytes()), "%s: WriteTo of the file opened in place", name)
 }
 
 // describeDiff says where two serialized filters first differ, which is more

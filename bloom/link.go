@@ -9,7 +9,8 @@ import (
 // Package raw, the low level of this package, reaches a Filter's core
 // through link.FilterCore (a Filter begins with the fields of link.Core),
 // and the rest of a Filter, this package's parsing and its options through
-// the functions of package link, which this package fills in here. A
+// the functions of package link, which this package fills in here; package
+// mapped reaches the checks of a filter's encoding the same way. A
 // Filter[T] of any T is found by the unexported methods below, which an
 // interface named in this package can ask for.
 
@@ -39,6 +40,11 @@ func init() {
 	}
 	link.ParseHeader = func(b []byte) (strategy.Strategy, int, int64, error) {
 		h, err := parseHeaderPrefix(b)
+		return h.strategy, h.k, h.words, err
+	}
+	link.FunnelName = funnelName
+	link.CheckEncoded = func(b []byte) (strategy.Strategy, int, int64, error) {
+		h, err := checkEncoded(b)
 		return h.strategy, h.k, h.words, err
 	}
 }

@@ -120,14 +120,15 @@ func (r *Rotating[T]) MarshalBinary() ([]byte, error) {
 	if g == nil {
 		return nil, r.zero("MarshalBinary")
 	}
-	b := g.cur.f.appendBinary(make([]byte, 0, g.size()))
-	return g.prev.f.appendBinary(b), nil
+	b := make([]byte, g.size())
+	g.prev.f.encode(g.cur.f.encode(b))
+	return b, nil
 }
 
 // size returns the size of g's generations in Guava's format, which WriteTo
 // writes.
 func (g *generations[T]) size() int {
-	return 2 * (headerSize + 8*g.cur.f.bits.WordCount())
+	return 2 * g.cur.f.encodedSize()
 }
 
 // UnmarshalBinary replaces r's generations with the two in data, which

@@ -22,6 +22,9 @@ type RotatingStats struct {
 	// Current and Previous describe the two generations.
 	Current, Previous GenerationStats
 
+	// FillRatio is the fraction of the bits of the generations' union that
+	// are set: bits set in either generation, over the bit size of one.
+	FillRatio float64
 	// ApproximateElementCount estimates the number of distinct values that
 	// either generation holds, from the bits set in their union, with the
 	// formula of [Filter.ApproximateElementCount].
@@ -61,12 +64,14 @@ func (r *Rotating[T]) Stats() RotatingStats {
 	g := r.gens.Load()
 	now := r.clock.Now()
 	cur, prev := g.cur.stats(now), g.prev.stats(now)
+	union, size := g.unionBitCount(), g.cur.f.BitSize()
 	return RotatingStats{
 		Rotations:               g.rotations,
 		EarlyRotations:          g.early,
 		Current:                 cur,
 		Previous:                prev,
-		ApproximateElementCount: g.unionElementCount(),
+		FillRatio:               float64(union) / float64(size),
+		ApproximateElementCount: estimate.Count(union, size, g.cur.f.k),
 		// 1 − (1−p₁)(1−p₂), written so that tiny rates do not round to 0.
 		ExpectedFPP: cur.ExpectedFPP + prev.ExpectedFPP - cur.ExpectedFPP*prev.ExpectedFPP,
 	}
@@ -82,13 +87,13 @@ func (g *generation[T]) stats(now time.Time) GenerationStats {
 	}
 }
 
-// unionElementCount is Filter.ApproximateElementCount of the union of g's
-// two generations, computed without building the union.
-func (g *generations[T]) unionElementCount() int64 {
+// unionBitCount returns the number of bits set in the union of g's two
+// generations, counted without building the union.
+func (g *generations[T]) unionBitCount() int64 {
 	a, b := g.cur.f.bits, g.prev.f.bits
 	var count int64
 	for i := range a.WordCount() {
 		count += int64(bits.OnesCount64(a.Word(i) | b.Word(i)))
 	}
-	return estimate.Count(count, a.BitSize(), g.cur.f.k)
+	return count
 }

@@ -327,6 +327,8 @@ func TestRotatingStats(t *testing.T) {
 	assert.Equal(t, prevInserts, st.Previous.Inserts)
 	assert.InDelta(t, 700, curInserts, 2)
 	assert.Equal(t, union.ApproximateElementCount(), st.ApproximateElementCount)
+	assert.Equal(t, float64(union.BitCount())/float64(union.BitSize()), st.FillRatio)
+	assert.Greater(t, st.FillRatio, max(st.Current.FillRatio, st.Previous.FillRatio))
 	assert.InEpsilon(t, 1000, st.ApproximateElementCount, 0.03)
 	assert.InDelta(t, 1-(1-cur.ExpectedFPP())*(1-prev.ExpectedFPP()), st.ExpectedFPP, 1e-15)
 }

@@ -51,9 +51,10 @@ func (s *Scalable[T]) MarshalBinary() ([]byte, error) {
 	if l == nil {
 		return nil, s.zero("MarshalBinary")
 	}
-	b := make([]byte, 0, l.size())
+	b := make([]byte, l.size())
+	rest := b
 	for _, st := range l.stages {
-		b = st.f.appendBinary(b)
+		rest = st.f.encode(rest)
 	}
 	return b, nil
 }
@@ -63,7 +64,7 @@ func (s *Scalable[T]) MarshalBinary() ([]byte, error) {
 func (l *stageList[T]) size() int {
 	n := 0
 	for _, st := range l.stages {
-		n += headerSize + 8*st.f.bits.WordCount()
+		n += st.f.encodedSize()
 	}
 	return n
 }

@@ -14,7 +14,8 @@
 // byte is signed, trailing bytes are not read, and k = 0 is rejected only
 // after the data, when Guava's constructor sees it. What does not stay is
 // trusting the word count: Guava allocates what the header announces (up to
-// 16 GiB for six bytes), while ReadFrom grows the filter only as words arrive.
+// 16 GiB for six bytes), while ReadFrom allocates the filter only once its
+// reader holds, or has delivered, enough of it (see readWords).
 
 package bloom
 
@@ -23,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strconv"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
@@ -30,11 +32,10 @@ import (
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
-const (
-	// chunkWords is how many words WriteTo encodes, and ReadFrom decodes,
-	// per call to the underlying writer or reader: 32 KiB.
-	chunkWords = 4096
-)
+// writeChunk is how many bytes WriteTo encodes per call to its writer:
+// small enough to stay in a core's L2 cache while it is written, large
+// enough that the calls cost little beside the copying.
+const writeChunk = 256 << 10
 
 // WriteTo writes f to w in Guava's writeTo format, which Guava's
 // BloomFilter.readFrom and [ReadFrom] read:
@@ -45,24 +46,28 @@ const (
 //	8·n bytes    the words, each big-endian
 //
 // WriteTo returns the number of bytes written, 6 + BitSize()/8 on success. It
-// encodes the words in chunks of 32 KiB, so w gains nothing from a bufio
-// wrapper. Puts that run concurrently with WriteTo may or may not be written.
+// encodes the words in chunks of 256 KiB, so w gains nothing from a bufio
+// wrapper, and it allocates one such chunk (less for a smaller filter).
+// Puts that run concurrently with WriteTo may or may not be written.
 func (f *Filter[T]) WriteTo(w io.Writer) (int64, error) {
 	if err := f.usable("WriteTo"); err != nil {
 		return 0, err
 	}
 	words := f.bits.WordCount()
-	buf := f.appendHeader(make([]byte, 0, headerSize+8*min(words, chunkWords)))
+	chunk := min(words, writeChunk/8)
+	buf := make([]byte, headerSize+8*chunk)
+	f.putHeader(buf)
+	head := headerSize // the header goes out with the first chunk
 	var written int64
-	for i := 0; i < words; {
-		end := min(i+chunkWords, words)
-		buf = f.appendWords(buf, i, end)
-		n, err := w.Write(buf)
+	for i := 0; i < words; i += chunk {
+		m := min(chunk, words-i)
+		f.bits.Encode(buf[head:head+8*m], i)
+		n, err := w.Write(buf[:head+8*m])
 		written += int64(n)
 		if err != nil {
 			return written, err
 		}
-		buf, i = buf[:0], end
+		head = 0
 	}
 	return written, nil
 }
@@ -72,12 +77,22 @@ func (f *Filter[T]) MarshalBinary() ([]byte, error) {
 	if err := f.usable("MarshalBinary"); err != nil {
 		return nil, err
 	}
-	return f.appendBinary(make([]byte, 0, headerSize+8*f.bits.WordCount())), nil
+	b := make([]byte, f.encodedSize())
+	f.encode(b)
+	return b, nil
 }
 
-// appendBinary appends the bytes WriteTo would write to b, for a usable f.
-func (f *Filter[T]) appendBinary(b []byte) []byte {
-	return f.appendWords(f.appendHeader(b), 0, f.bits.WordCount())
+// encodedSize returns the size of f in Guava's format, which WriteTo
+// writes.
+func (f *Filter[T]) encodedSize() int { return headerSize + 8*f.bits.WordCount() }
+
+// encode writes to b, which holds at least f.encodedSize() bytes, the bytes
+// WriteTo would write, for a usable f, and returns what follows them in b.
+func (f *Filter[T]) encode(b []byte) []byte {
+	f.putHeader(b)
+	n := f.encodedSize()
+	f.bits.Encode(b[headerSize:n], 0)
+	return b[n:]
 }
 
 // usable returns an error wrapping [ErrInvalidArgument] from method for the
@@ -90,16 +105,10 @@ func (f *Filter[T]) usable(method string) error {
 	return nil
 }
 
-func (f *Filter[T]) appendHeader(b []byte) []byte {
-	b = append(b, byte(int8(f.strategy.Ordinal())), byte(f.k))
-	return binary.BigEndian.AppendUint32(b, uint32(f.bits.WordCount()))
-}
-
-func (f *Filter[T]) appendWords(b []byte, from, to int) []byte {
-	for i := from; i < to; i++ {
-		b = binary.BigEndian.AppendUint64(b, f.bits.Word(i))
-	}
-	return b
+// putHeader writes f's header to the first headerSize bytes of b.
+func (f *Filter[T]) putHeader(b []byte) {
+	b[0], b[1] = byte(int8(f.strategy.Ordinal())), byte(f.k)
+	binary.BigEndian.PutUint32(b[2:headerSize], uint32(f.bits.WordCount()))
 }
 
 // ReadFrom reads a filter in Guava's writeTo format (see [Filter.WriteTo])
@@ -108,8 +117,9 @@ func (f *Filter[T]) appendWords(b []byte, from, to int) []byte {
 //
 // ReadFrom reads exactly the bytes of one filter and never reads ahead, so
 // bytes after it stay in r and filters can be read back to back. After the
-// 6-byte header it reads the words in chunks of up to 32 KiB, so a
-// bufio.Reader in front of r saves little.
+// 6-byte header it reads the words in chunks of 256 KiB straight into the
+// filter's memory, so a bufio.Reader in front of r saves nothing, and hides
+// the size of a file (see below).
 //
 // ReadFrom accepts exactly the streams Guava's readFrom accepts. It returns
 // io.EOF if r is empty, and otherwise an error wrapping [ErrCorrupt] for a
@@ -120,10 +130,19 @@ func (f *Filter[T]) appendWords(b []byte, from, to int) []byte {
 // Guava accepts but the address space cannot hold, is an error wrapping
 // [ErrTooLarge], returned having read only the 6-byte header.
 //
-// A stream cannot make ReadFrom allocate much more than it has delivered: the
-// filter grows as words arrive, instead of being allocated at the size the
-// header announces. To refuse large filters before reading them, use
-// [ReadFromLimit].
+// A stream cannot make ReadFrom allocate much more than it has delivered:
+// the words that arrive are read into parts, each as large as those before
+// it, and the filter is allocated at the size the header announces only
+// once half of it has arrived, so a header that announces more than the
+// stream holds costs at most a few times the bytes that did arrive. A
+// reader that tells how many bytes it has left, and has enough, is read
+// straight into a filter allocated at once: *os.File of a regular file (by
+// its size and offset), and *bytes.Reader, *bytes.Buffer, *strings.Reader
+// or any reader with a Len method. Reading a file so takes about as long
+// as os.ReadFile of it; a stream of unknown size, half as long again.
+// ReadFrom copies nothing in one piece larger than a chunk, so the garbage
+// collector never waits long for it. To refuse large filters before
+// reading them, use [ReadFromLimit].
 func ReadFrom[T any](r io.Reader, f funnel.Funnel[T]) (*Filter[T], error) {
 	return ReadFromLimit(r, f, bitarray.MaxWords*64)
 }
@@ -162,14 +181,15 @@ func (f *Filter[T]) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if rest := len(data) - r.off; rest > 0 {
-		return fmt.Errorf("%w: %d bytes after the %d-byte filter", ErrCorrupt, rest, r.off)
+	if err := trailing(len(data)-r.off, r.off); err != nil {
+		return err
 	}
 	*f = *newFilter(fn, s, k, bits, false)
 	return nil
 }
 
-// byteReader is a bytes.Reader that tells how far it has read.
+// byteReader is a bytes.Reader that tells how far it has read, and whose
+// words are decoded from its bytes in one pass, without a copy between.
 type byteReader struct {
 	data []byte
 	off  int
@@ -184,6 +204,20 @@ func (r *byteReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// readWords is readWords for the bytes of r: it decodes n words from
+// them, having checked that they are there, into words allocated once.
+func (r *byteReader) readWords(n int) ([]uint64, error) {
+	rest := r.data[r.off:]
+	if len(rest) < 8*n {
+		r.off = len(r.data)
+		return nil, readError(io.ErrUnexpectedEOF, headerSize+len(rest), headerSize+8*n)
+	}
+	words := bitarray.MakeWords(n)
+	bitarray.DecodeWords(words, rest)
+	r.off += 8 * n
+	return words, nil
+}
+
 // decode reads one serialized filter from r, checking it as Guava's readFrom
 // does and in the same order.
 func decode(r io.Reader, maxBits int64) (strategy.Strategy, int, *bitarray.Array, error) {
@@ -195,49 +229,173 @@ func decode(r io.Reader, maxBits int64) (strategy.Strategy, int, *bitarray.Array
 		return nil, 0, nil, readError(err, n, headerSize)
 	}
 	h, err := parseHeader(hdr)
+	if err == nil {
+		err = h.checkSize(maxBits)
+	}
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	if h.words > maxWords {
-		// Only where int cannot count 2³¹−1 words, on 32-bit platforms.
-		return nil, 0, nil, fmt.Errorf("%w: %d words is more than %d this platform can hold (%s)", ErrTooLarge, h.words, maxWords, h.guava())
-	}
-	if h.words*64 > maxBits {
-		return nil, 0, nil, fmt.Errorf("%w: %d bits is more than the limit of %d (%s)", ErrTooLarge, h.words*64, maxBits, h.guava())
-	}
-
 	data, err := readWords(r, int(h.words))
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	if h.k == 0 {
-		return nil, 0, nil, fmt.Errorf("%w: number of hash functions (0) must be > 0 (%s)", ErrCorrupt, h.guava())
+	if err := h.checkHashCount(); err != nil {
+		return nil, 0, nil, err
 	}
 	return h.strategy, h.k, bitarray.FromWords(data), nil
 }
 
-// readWords reads n big-endian words, growing the result as they arrive so
-// that a header announcing more words than the stream holds costs no more
-// memory than twice the bytes that did arrive. It doubles the result's
-// capacity, up to n, rather than leave it to append, which grows large
-// slices by a quarter: reading a filter of N bytes then allocates at most
-// 2N in all, and holds at most 1.5N at once (N/2 copied into N).
+// checkSize returns an error wrapping ErrTooLarge if the filter h declares
+// has more than maxBits bits or more words than this platform can hold.
+func (h header) checkSize(maxBits int64) error {
+	if h.words > maxWords {
+		// Only where int cannot count 2³¹−1 words, on 32-bit platforms.
+		return fmt.Errorf("%w: %d words is more than %d this platform can hold (%s)", ErrTooLarge, h.words, maxWords, h.guava())
+	}
+	if h.words*64 > maxBits {
+		return fmt.Errorf("%w: %d bits is more than the limit of %d (%s)", ErrTooLarge, h.words*64, maxBits, h.guava())
+	}
+	return nil
+}
+
+// checkHashCount returns the error for a filter of no hash functions, which
+// Guava's constructor rejects once the words have been read.
+func (h header) checkHashCount() error {
+	if h.k == 0 {
+		return fmt.Errorf("%w: number of hash functions (0) must be > 0 (%s)", ErrCorrupt, h.guava())
+	}
+	return nil
+}
+
+// checkEncoded checks that b holds exactly one filter in Guava's writeTo
+// format, as UnmarshalBinary checks its data, in the same order and with
+// the same errors, without decoding the words, and returns its header: for
+// package mapped, which answers from such bytes in place.
+func checkEncoded(b []byte) (header, error) {
+	if len(b) == 0 {
+		return header{}, io.EOF
+	}
+	if len(b) < headerSize {
+		return header{}, readError(io.ErrUnexpectedEOF, len(b), headerSize)
+	}
+	h, err := parseHeader([headerSize]byte(b))
+	if err == nil {
+		err = h.checkSize(bitarray.MaxWords * 64)
+	}
+	if err != nil {
+		return header{}, err
+	}
+	size := headerSize + 8*int(h.words)
+	if len(b) < size {
+		return header{}, readError(io.ErrUnexpectedEOF, len(b), size)
+	}
+	if err := h.checkHashCount(); err != nil {
+		return header{}, err
+	}
+	return h, trailing(len(b)-size, size)
+}
+
+// trailing returns the error for rest bytes after a filter of size bytes
+// in data that should hold exactly one, or nil if there are none.
+func trailing(rest, size int) error {
+	if rest > 0 {
+		return fmt.Errorf("%w: %d bytes after the %d-byte filter", ErrCorrupt, rest, size)
+	}
+	return nil
+}
+
+// readChunk is how many bytes ReadFrom asks its reader for at a time. The
+// words of a chunk are turned from big-endian while the chunk is still in
+// the core's L2 cache, and no single copy a read makes is long enough to
+// keep the garbage collector waiting for the goroutine to stop: a copy is
+// one call that cannot be preempted, and one of hundreds of megabytes took
+// a second or more to stop a filter's reader for.
+const readChunk = 256 << 10
+
+// readWords reads n words, 8 bytes each, big-endian, straight into the
+// words that will hold them, a chunk at a time.
+//
+// Where r tells how many bytes it has left (see remaining) and they are
+// enough, the words are allocated once, at their full size. Otherwise the
+// stream is read into parts, each as large as all those before it, until
+// they hold half of the words (at once, for a filter of up to two chunks);
+// only then are the words allocated, the parts copied in, a chunk at a
+// time, and the rest read straight into them. A header that announces more
+// words than the stream holds thus costs no more memory than twice the
+// bytes that did arrive, and reading a filter of N bytes allocates 1.5N in
+// all, holds as much at most, and copies N/2 of them once.
 func readWords(r io.Reader, n int) ([]uint64, error) {
-	words := make([]uint64, 0, min(n, chunkWords))
-	buf := make([]byte, 8*min(n, chunkWords))
-	for len(words) < n {
-		if len(words) == cap(words) {
-			words = append(make([]uint64, 0, min(n, 2*cap(words))), words...)
-		}
-		chunk := buf[:8*min(n-len(words), chunkWords)]
-		if got, err := io.ReadFull(r, chunk); err != nil {
-			return nil, readError(err, headerSize+8*len(words)+got, headerSize+8*n)
-		}
-		for i := 0; i < len(chunk); i += 8 {
-			words = append(words, binary.BigEndian.Uint64(chunk[i:]))
+	if br, ok := r.(*byteReader); ok {
+		return br.readWords(n)
+	}
+	const chunkWords = readChunk / 8
+	var parts [][]uint64
+	have := 0 // words in parts
+	if rem, ok := remaining(r); !ok || rem < 8*int64(n) {
+		for half := (n + 1) / 2; n > 2*chunkWords && have < half; {
+			part := bitarray.MakeWords(min(max(have, chunkWords), half-have))
+			if got, err := readInto(r, part); err != nil {
+				return nil, readError(err, headerSize+8*have+got, headerSize+8*n)
+			}
+			parts = append(parts, part)
+			have += len(part)
 		}
 	}
+	words := bitarray.MakeWords(n)
+	at := 0
+	for _, part := range parts {
+		bitarray.CopyWords(words[at:], part)
+		at += len(part)
+	}
+	if got, err := readInto(r, words[have:]); err != nil {
+		return nil, readError(err, headerSize+8*have+got, headerSize+8*n)
+	}
 	return words, nil
+}
+
+// readInto fills words, new memory, from r, reading each chunk's bytes into
+// the words' own memory, populated first (see bitarray.Populate), and then
+// turning them into words. It returns how many bytes it read before an
+// error.
+func readInto(r io.Reader, words []uint64) (int, error) {
+	b := bitarray.WordBytes(words)
+	for off := 0; off < len(b); off += readChunk {
+		chunk := b[off:min(off+readChunk, len(b))]
+		// A reader that copies into the chunk, as a bytes.Reader does,
+		// would fault its pages in as it writes them.
+		bitarray.Populate(words[off/8 : off/8+len(chunk)/8])
+		if got, err := io.ReadFull(r, chunk); err != nil {
+			return off + got, err
+		}
+		bitarray.FromBigEndian(words[off/8 : off/8+len(chunk)/8])
+	}
+	return len(b), nil
+}
+
+// remaining returns how many bytes r has left to read, when r can tell:
+// *bytes.Reader, *bytes.Buffer and *strings.Reader by their Len method,
+// and a regular file (*os.File) by its size and offset. A reader that tells
+// has delivered nothing yet, but it holds its bytes already, so ReadFrom
+// may allocate what they encode at once.
+func remaining(r io.Reader) (int64, bool) {
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		return int64(r.Len()), true
+	case interface {
+		Stat() (fs.FileInfo, error)
+		io.Seeker
+	}:
+		fi, err := r.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return 0, false
+		}
+		off, err := r.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return 0, false
+		}
+		return fi.Size() - off, true
+	}
+	return 0, false
 }
 
 // readError describes a failed read after got of the want bytes of a

@@ -28,6 +28,14 @@
 // prints keys and probe indexes instead, for the Go test that checks that
 // both sides make the same keys.
 //
+// "GuavaBench readfrom FILE" times BloomFilter.readFrom of a filter file of
+// int64 keys, through a BufferedInputStream of 1 MiB over a
+// FileInputStream, and "GuavaBench writeto FILE" times writeTo of the
+// filter read from it to OutputStream.nullOutputStream(): one timing each,
+// in a JVM of its own, as a service loads its filter once, printed as
+//
+//   serial op=readfrom seconds=1.234567 count=744261118
+//
 // int64 keys are boxed into Long objects before the timer starts, as the
 // Go benchmarks make their keys beforehand: the timed loop is Guava's put or
 // mightContain and nothing else. Bytes per op are what the thread allocated
@@ -37,7 +45,10 @@
 import com.google.common.hash.BloomFilter;
 import com.google.common.hash.Funnel;
 import com.google.common.hash.Funnels;
+import java.io.BufferedInputStream;
+import java.io.FileInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
@@ -370,14 +381,49 @@ public final class GuavaBench {
     }
   }
 
+  /** Reads the filter file path with readFrom. */
+  static BloomFilter<Long> readFile(String path) throws IOException {
+    try (InputStream in = new BufferedInputStream(new FileInputStream(path), 1 << 20)) {
+      return BloomFilter.readFrom(in, Funnels.longFunnel());
+    }
+  }
+
+  /** Times readFrom, or writeTo of the filter read, once. */
+  static void serial(String op, String path) throws IOException {
+    BloomFilter<Long> f;
+    long start, end;
+    switch (op) {
+      case "readfrom":
+        start = System.nanoTime();
+        f = readFile(path);
+        end = System.nanoTime();
+        break;
+      case "writeto":
+        f = readFile(path);
+        start = System.nanoTime();
+        f.writeTo(OutputStream.nullOutputStream());
+        end = System.nanoTime();
+        break;
+      default:
+        throw new IllegalArgumentException("unknown serial operation " + op);
+    }
+    // A statistic of the filter, after the timer stops, so that the JIT
+    // cannot drop the read: Guava keeps the count of bits set as it reads.
+    System.out.printf("serial op=%s seconds=%.6f count=%d%n", op, (end - start) / 1e9, f.approximateElementCount());
+  }
+
   public static void main(String[] args) throws IOException {
     if (args.length == 1 && args[0].equals("keys")) {
       keys();
       return;
     }
+    if (args.length == 2 && (args[0].equals("readfrom") || args[0].equals("writeto"))) {
+      serial(args[0], args[1]);
+      return;
+    }
     if (args.length != 9 || !args[0].equals("bench")) {
       System.err.println(
-          "usage: GuavaBench keys | GuavaBench bench KEY OP N WARMUPMILLIS COUNT MILLIS PROBEHALF HELDOUT");
+          "usage: GuavaBench keys | GuavaBench readfrom|writeto FILE | GuavaBench bench KEY OP N WARMUPMILLIS COUNT MILLIS PROBEHALF HELDOUT");
       System.exit(2);
     }
     Kind<?> kind = kind(args[1]);

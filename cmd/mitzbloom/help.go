@@ -28,7 +28,7 @@ it once complete, so a command that fails leaves it as it was. A filter is
 written to standard output only when that is not a terminal. -max-bytes N
 refuses, from its header alone, a filter file of more than N bytes; without
 it, a file still cannot make a command allocate much more than its own
-size.
+size. A filter on standard input is read into memory before it is decoded.
 
 The exit status is 0 on success and 2 on any error, which a line on
 standard error describes, naming the file concerned. Query exits with 1
@@ -135,6 +135,12 @@ that of any stage answering "maybe", with the n and p of the
 bloom.NewScalable of the default growth and tightening that makes such
 stages (build -scalable's -n and -p, and what bloom.WithSizing takes to
 read them back); query answers from any stage.
+
+A file of one filter is opened in place (package bloom/mapped): inspect
+reads its bits once, as fast as the file's pages can be read, and query
+reads only the pages its keys need, so that a filter of gigabytes answers
+at once. The files of a Rotating or a Scalable are read with the bloom
+package's ReadRotating and ReadScalable.
 `
 
 const querySynopsis = "[-funnel F] [-q] [-max-bytes N] FILE [KEY...]"
@@ -149,6 +155,10 @@ after "--". -q prints nothing.
 Query exits with 0 when every key may be in the filter, 1 when one
 certainly is not, and 2 on an error, such as a key the funnel cannot
 parse.
+
+A FILE of one filter is opened in place: query reads only the pages of it
+that its keys need, and takes about as long for a filter of gigabytes as
+for a small one. It looks keys up a batch of lines at a time.
 `
 
 const mergeSynopsis = "-o OUT [-max-bytes N] [-force] A B..."

@@ -69,14 +69,14 @@ func (e *env) inspect(fs *flagSet, args []string) int {
 	}
 	for i, name := range files {
 		// Inspect reads only bits, so any funnel will do.
-		filters, err := readFilters(e, name, funnel.Bytes, *maxBytes)
+		f, err := openFile(e, name, funnel.Bytes, *maxBytes, true)
 		if err != nil {
 			status = e.fail("inspect", err)
 			continue
 		}
-		r, err := newReport(displayName(name), filters, ps)
-		if err != nil {
-			status = e.fail("inspect", err)
+		r := newReport(displayName(name), f, ps)
+		if err := f.close(); err != nil {
+			status = e.fail("inspect", fmt.Errorf("%s: %w", displayName(name), err))
 			continue
 		}
 		if *asJSON {
@@ -95,46 +95,59 @@ func (e *env) inspect(fs *flagSet, args []string) int {
 	return status
 }
 
-func newReport(name string, filters []*bloom.Filter[[]byte], ps []float64) (report, error) {
+// newReport describes f, the file name. Each filter's bits are counted
+// once, and its statistics computed from the count, as the library's are.
+func newReport(name string, f *file[[]byte], ps []float64) report {
 	r := report{File: name, Kind: "filter"}
-	if isScalable(filters) {
-		return newScalableReport(name, filters, ps), nil
+	switch f.kind {
+	case oneFilter:
+		var count int64
+		if f.mapped != nil {
+			count = f.mapped.BitCount()
+		} else {
+			count = f.filter.BitCount()
+		}
+		r.filterReport = describeFilter(f.parts[0], count, ps)
+	case rotatingSnapshot:
+		r.Kind = "rotating"
+		st := f.rotating.Stats()
+		for i, g := range []bloom.GenerationStats{st.Current, st.Previous} {
+			r.Generations = append(r.Generations, describeFilter(f.parts[i], bitCount(g.FillRatio, f.parts[i]), ps))
+		}
+		// A Rotating answers from either generation: its element count is
+		// that of their union, and its false-positive probability that of
+		// either answering, as Rotating.Stats computes them.
+		r.filterReport = describeFilter(f.parts[0], bitCount(st.FillRatio, f.parts[0]), nil)
+		r.Sizings = r.Generations[0].Sizings
+		r.ExpectedFPP = st.ExpectedFPP
+	default:
+		r = newScalableReport(name, f.parts, f.scalable.Stats(), ps)
 	}
-	if len(filters) == 1 {
-		r.filterReport = describeFilter(filters[0], ps)
-		return r, nil
-	}
-	r.Kind = "rotating"
-	for _, f := range filters {
-		r.Generations = append(r.Generations, describeFilter(f, ps))
-	}
-	// A Rotating answers from either generation: its element count is that
-	// of their union, and its false-positive probability that of either
-	// answering, as Rotating.Stats computes them.
-	union := filters[0].Copy()
-	if err := union.PutAll(filters[1]); err != nil {
-		return r, fmt.Errorf("%s: %w", name, err)
-	}
-	r.filterReport = describeFilter(union, nil)
-	r.Sizings = r.Generations[0].Sizings
-	p1, p2 := r.Generations[0].ExpectedFPP, r.Generations[1].ExpectedFPP
-	r.ExpectedFPP = p1 + p2 - p1*p2 // 1 − (1−p₁)(1−p₂), with Stats' rounding
-	return r, nil
+	return r
 }
 
-func describeFilter(f *bloom.Filter[[]byte], ps []float64) filterReport {
-	bitCount := f.BitCount()
+// bitCount returns the number of bits set in the filter of header h whose
+// fill ratio, its bits set over its bit size, as the library's statistics
+// give it, is fill. The ratio is the count over a bit size below 2³⁸,
+// correctly rounded, and so the product rounds back to the count exactly.
+func bitCount(fill float64, h raw.Header) int64 {
+	return int64(math.Round(fill * float64(h.Words*64)))
+}
+
+// describeFilter describes the filter of header h with count bits set.
+func describeFilter(h raw.Header, count int64, ps []float64) filterReport {
+	bitSize, k := h.Words*64, h.NumHashFunctions
 	return filterReport{
-		Strategy:                raw.Strategy(f).String(),
-		StrategyOrdinal:         raw.Strategy(f).Ordinal(),
-		HashFunctions:           f.NumHashFunctions(),
-		BitSize:                 f.BitSize(),
-		Bytes:                   serializedSize(f),
-		BitCount:                bitCount,
-		FillRatio:               float64(bitCount) / float64(f.BitSize()),
-		ApproximateElementCount: f.ApproximateElementCount(),
-		ExpectedFPP:             f.ExpectedFPP(),
-		Sizings:                 sizingsOf(f.BitSize(), f.NumHashFunctions(), ps),
+		Strategy:                h.Strategy.String(),
+		StrategyOrdinal:         h.Strategy.Ordinal(),
+		HashFunctions:           k,
+		BitSize:                 bitSize,
+		Bytes:                   h.Size(),
+		BitCount:                count,
+		FillRatio:               float64(count) / float64(bitSize),
+		ApproximateElementCount: raw.ApproximateElementCount(count, bitSize, k),
+		ExpectedFPP:             raw.ExpectedFPP(count, bitSize, k),
+		Sizings:                 sizingsOf(bitSize, k, ps),
 	}
 }
 

@@ -80,23 +80,21 @@ func (e *env) mergeFiles(names []string, maxBytes int64) (*bloom.Filter[[]byte],
 		// The files do not record their funnels; one for all of them
 		// makes PutAll's funnel check pass, as Guava's does for filters
 		// of one funnel.
-		filters, err := readFilters(e, name, funnel.Bytes, maxBytes)
-		if err != nil {
+		f, err := openFile(e, name, funnel.Bytes, maxBytes, false)
+		switch {
+		case err != nil:
 			return nil, err
-		}
-		if isScalable(filters) {
+		case f.kind == scalableStages:
 			return nil, fmt.Errorf("%s: a Scalable's stages, not a filter; merge merges filters", displayName(name))
-		}
-		if len(filters) > 1 {
+		case f.kind == rotatingSnapshot:
 			return nil, fmt.Errorf("%s: a Rotating snapshot, not a filter; merge merges filters", displayName(name))
-		}
-		if merged == nil {
-			merged = filters[0]
+		case merged == nil:
+			merged = f.filter
 			continue
 		}
-		if err := merged.PutAll(filters[0]); err != nil {
+		if err := merged.PutAll(f.filter); err != nil {
 			return nil, fmt.Errorf("%s: cannot merge into %s: %s%s",
-				displayName(name), displayName(names[0]), guavaMessage(err), mergeHint(merged, filters[0]))
+				displayName(name), displayName(names[0]), guavaMessage(err), mergeHint(merged, f.filter))
 		}
 	}
 	return merged, nil

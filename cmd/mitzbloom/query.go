@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/mitzbloom/mitzbloom/bloom"
 )
 
 // A querier is one run of query.
@@ -52,33 +50,42 @@ func (e *env) query(fs *flagSet, args []string) int {
 }
 
 func (k keyKind[T]) query(q *querier) (bool, error) {
-	filters, err := readFilters(q.e, q.file, k.funnel, q.maxBytes)
+	f, err := openFile(q.e, q.file, k.funnel, q.maxBytes, true)
 	if err != nil {
 		return false, err
 	}
+	defer f.close()
 	out := bufio.NewWriterSize(q.e.stdout, 64<<10)
 	allPresent := true
-	answer := func(line string, where func() string) error {
-		v, err := k.key(line)
-		if err != nil {
-			return fmt.Errorf("%s: %s is not %s key: %w", where(), quoteLine(line), k.aKey(), err)
-		}
-		present := mightContain(filters, v)
-		allPresent = allPresent && present
-		if !q.quiet {
-			word := "no"
-			if present {
-				word = "maybe"
+	var values []T
+	var present []bool
+	// answer looks lines up a batch at a time, so that the lookups of a
+	// large filter overlap their memory reads.
+	answer := func(lines []string, where func(i int) string) error {
+		values = values[:0]
+		for i, line := range lines {
+			v, err := k.key(line)
+			if err != nil {
+				return fmt.Errorf("%s: %s is not %s key: %w", where(i), quoteLine(line), k.aKey(), err)
 			}
-			fmt.Fprintf(out, "%s\t%s\n", line, word)
+			values = append(values, v)
+		}
+		present = f.mightContainMany(present[:0], values)
+		for i, line := range lines {
+			allPresent = allPresent && present[i]
+			if !q.quiet {
+				word := "no"
+				if present[i] {
+					word = "maybe"
+				}
+				fmt.Fprintf(out, "%s\t%s\n", line, word)
+			}
 		}
 		return nil
 	}
 	if q.keys != nil {
-		for i, key := range q.keys {
-			if err := answer(key, func() string { return fmt.Sprintf("argument %d", i+1) }); err != nil {
-				return false, err
-			}
+		if err := answer(q.keys, func(i int) string { return fmt.Sprintf("argument %d", i+1) }); err != nil {
+			return false, err
 		}
 	} else {
 		lr := newLineReader(q.e.stdin)
@@ -93,23 +100,10 @@ func (k keyKind[T]) query(q *querier) (bool, error) {
 			if err != nil {
 				return false, fmt.Errorf("stdin: %w", err)
 			}
-			for i, line := range lines {
-				if err := answer(line, func() string { return fmt.Sprintf("stdin:%d", first+int64(i)) }); err != nil {
-					return false, err
-				}
+			if err := answer(lines, func(i int) string { return fmt.Sprintf("stdin:%d", first+int64(i)) }); err != nil {
+				return false, err
 			}
 		}
 	}
 	return allPresent, out.Flush()
-}
-
-// mightContain reports whether v might be in any of filters: the filter of
-// a file, or the generations of a Rotating, which answers from either.
-func mightContain[T any](filters []*bloom.Filter[T], v T) bool {
-	for _, f := range filters {
-		if f.MightContain(v) {
-			return true
-		}
-	}
-	return false
 }

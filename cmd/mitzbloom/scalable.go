@@ -1,65 +1,27 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/bloom/raw"
-	"github.com/mitzbloom/mitzbloom/funnel"
 )
 
 // defaultScalableN is the first stage's N of build -scalable without -n.
 const defaultScalableN = 1000
 
-// readStages reads the rest of a Scalable's stages from r, after the
-// first ones, which took size bytes: filters of one strategy, each larger
-// than the one before, until r ends. limit is what -max-bytes leaves for
-// them, or negative for no limit.
-func readStages[T any](r io.Reader, f funnel.Funnel[T], limit, maxBytes int64, stages []*bloom.Filter[T], size int64) ([]*bloom.Filter[T], error) {
-	for {
-		last := stages[len(stages)-1]
-		next, n, err := readFilter(r, f, limit)
-		switch {
-		case errors.Is(err, io.EOF):
-			return stages, nil
-		case errors.Is(err, errNoOrdinal) || errors.Is(err, bloom.ErrCorrupt):
-			return nil, fmt.Errorf("%w: after %d stages of a Scalable, %d bytes: %w", errNotFilter, len(stages), size, err)
-		case errors.Is(err, errOverLimit):
-			return nil, fmt.Errorf("%d stages of a Scalable, %d bytes, and one of %d more: more than -max-bytes %d", len(stages), size, n, maxBytes)
-		case err != nil:
-			return nil, fmt.Errorf("after %d stages of a Scalable, %d bytes: %w", len(stages), size, err)
-		}
-		if next.BitSize() <= last.BitSize() || raw.Strategy(next) != raw.Strategy(last) {
-			return nil, fmt.Errorf("%w: stage %d of a Scalable (%s) is followed by one that is not larger (%s)",
-				errNotFilter, len(stages)-1, describe(last), describe(next))
-		}
-		stages = append(stages, next)
-		size += n
-		if limit >= 0 {
-			limit -= n
-		}
-	}
-}
-
-// isScalable reports whether filters, read by readFilters, are the stages
-// of a Scalable rather than one filter or a Rotating's generations, which
-// have one size.
-func isScalable[T any](filters []*bloom.Filter[T]) bool {
-	return len(filters) > 1 && filters[1].BitSize() != filters[0].BitSize()
-}
-
-// newScalableReport describes the stages of a Scalable, and their total:
-// the bits and bytes of all of them, the sum of their element counts, and
-// the probability that any of them answers "maybe" for a key never put,
-// 1 − (1−p₀)(1−p₁)…, as Scalable.ExpectedFPP computes it.
-func newScalableReport(name string, filters []*bloom.Filter[[]byte], ps []float64) report {
+// newScalableReport describes the stages of a Scalable, of headers stages
+// and statistics st, and their total: the bits and bytes of all of them,
+// the sum of their element counts, and the probability that any of them
+// answers "maybe" for a key never put, 1 − (1−p₀)(1−p₁)…, as
+// Scalable.ExpectedFPP computes it.
+func newScalableReport(name string, stages []raw.Header, st bloom.ScalableStats, ps []float64) report {
 	r := report{File: name, Kind: "scalable"}
 	total := &r.filterReport
-	for _, f := range filters {
-		s := describeFilter(f, ps)
+	for i, h := range stages {
+		s := describeFilter(h, bitCount(st.Stages[i].FillRatio, h), ps)
 		// Stage i is sized for p·(1−r)·rⁱ, which no round p is: the
 		// sizings of the whole, below, give the n and p of the Scalable.
 		s.Sizings = nil
@@ -72,7 +34,7 @@ func newScalableReport(name string, filters []*bloom.Filter[[]byte], ps []float6
 	}
 	total.Strategy, total.StrategyOrdinal = r.Stages[0].Strategy, r.Stages[0].StrategyOrdinal
 	total.FillRatio = float64(total.BitCount) / float64(total.BitSize)
-	total.Sizings, total.scalable = scalableSizings(filters, ps), true
+	total.Sizings, total.scalable = scalableSizings(stages, ps), true
 	return r
 }
 
@@ -89,11 +51,11 @@ const (
 // takes with -n and -p, and bloom.WithSizing to read the stages back into a
 // Scalable that goes on growing. Stage i is sized for n·2ⁱ values at
 // p·(1−0.9)·0.9ⁱ, the rate multiplied out as bloom multiplies it.
-func scalableSizings(stages []*bloom.Filter[[]byte], ps []float64) []sizing {
+func scalableSizings(stages []raw.Header, ps []float64) []sizing {
 	ranges := sizingRanges{out: []sizing{}}
 	for _, p := range ps {
 		first := p * (1 - scalableTightening)
-		for _, s := range sizingsOf(stages[0].BitSize(), stages[0].NumHashFunctions(), []float64{first}) {
+		for _, s := range sizingsOf(stages[0].Words*64, stages[0].NumHashFunctions, []float64{first}) {
 			ranges.extends = false
 			for n := s.MinInsertions; n <= s.MaxInsertions; n++ {
 				ranges.add(p, n, stagesRule(stages, n, first))
@@ -106,10 +68,10 @@ func scalableSizings(stages []*bloom.Filter[[]byte], ps []float64) []sizing {
 // stagesRule returns which k rules make every stage the one a Scalable
 // whose first stage is sized for n values at rate makes, as a sizing's
 // HashRule, or "".
-func stagesRule(stages []*bloom.Filter[[]byte], n int64, rate float64) string {
+func stagesRule(stages []raw.Header, n int64, rate float64) string {
 	current, legacy := true, true
 	for _, st := range stages {
-		switch hashRule(n, rate, st.BitSize(), st.NumHashFunctions()) {
+		switch hashRule(n, rate, st.Words*64, st.NumHashFunctions) {
 		case "":
 			return ""
 		case "legacy":

@@ -50,7 +50,7 @@ func New(words int) *Array {
 // filter sees.
 func MakeWords(words int) []uint64 {
 	w := make([]uint64, words)
-	_ = adviseHugePages(w)
+	_ = adviseHugePages(WordBytes(w))
 	return w
 }
 
@@ -58,7 +58,7 @@ func MakeWords(words int) []uint64 {
 // decoded from a stream or copied have been written already, in base
 // pages.
 func newArray(words []uint64) *Array {
-	_ = adviseHugePages(words)
+	_ = adviseHugePages(WordBytes(words))
 	return wrap(words)
 }
 

@@ -13,7 +13,7 @@ const madvCollapse = 25
 // supports (x86-64 and arm64 with 4 KiB base pages).
 const hugePageSize = 2 << 20
 
-// adviseHugePages asks the kernel to back words with transparent huge pages
+// adviseHugePages asks the kernel to back b with transparent huge pages
 // where it can. A filter is probed at random: past a few megabytes nearly
 // every probe misses the TLB, and under virtualization a page walk costs
 // more than the cache miss itself. With 2 MiB pages the TLB covers 512 times
@@ -32,11 +32,10 @@ const hugePageSize = 2 << 20
 //
 // It returns MADV_COLLAPSE's error, for tests: callers have nothing to do
 // about it.
-func adviseHugePages(words []uint64) error {
-	if len(words)*8 < 2*hugePageSize {
+func adviseHugePages(b []byte) error {
+	if len(b) < 2*hugePageSize {
 		return nil
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
 	start := uintptr(unsafe.Pointer(&b[0]))
 	lo := (hugePageSize - start%hugePageSize) % hugePageSize
 	hi := uintptr(len(b)) - (start+uintptr(len(b)))%hugePageSize
@@ -46,4 +45,21 @@ func adviseHugePages(words []uint64) error {
 	b = b[lo:hi]
 	_ = syscall.Madvise(b, syscall.MADV_HUGEPAGE)
 	return syscall.Madvise(b, madvCollapse)
+}
+
+// madvPopulateWrite is Linux's MADV_POPULATE_WRITE (5.14 and later), which
+// package syscall does not name.
+const madvPopulateWrite = 23
+
+// populate asks the kernel to map in, writable, the pages of b that are not
+// mapped yet, at once and in a system call: a goroutine that then writes b
+// takes no page faults. The garbage collector waits, to stop the world, for
+// a goroutine in a page fault, which on a huge page can take the kernel
+// milliseconds of compaction, but not for one in a system call. Kernels
+// before 5.14 reject the advice, and the pages are then faulted in as they
+// are written.
+func populate(b []byte) {
+	if len(b) > 0 {
+		_ = syscall.Madvise(b, madvPopulateWrite)
+	}
 }

@@ -52,7 +52,7 @@ func TestHugePagesOfWrittenMemory(t *testing.T) {
 	for i := range w {
 		w[i] = uint64(i) // in base pages: nothing advised them yet
 	}
-	if err := adviseHugePages(w); err != nil {
+	if err := adviseHugePages(WordBytes(w)); err != nil {
 		t.Skipf("MADV_COLLAPSE: %v", err)
 	}
 	lo := uintptr(unsafe.Pointer(&w[0]))

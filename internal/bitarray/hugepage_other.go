@@ -2,4 +2,6 @@
 
 package bitarray
 
-func adviseHugePages([]uint64) error { return nil }
+func adviseHugePages([]byte) error { return nil }
+
+func populate([]byte) {}

@@ -18,10 +18,16 @@ import (
 // 256.
 const BatchSize = 128
 
-// laneSize is the most values a lane holds. Of the lanes compared at a
-// batch of 128 (bench/results/choices.md), 2 of 64 were as fast as 4 of
-// 32 or faster, and 8 of 16 slower.
-const laneSize = 64
+// laneSize is the most values a lane holds. A lane issues its round's
+// prefetches together and then waits for them all: past about 20, a core's
+// count of misses in flight, the last prefetches of a round wait for the
+// first, and lanes of 32 or 64 took a present value's lookup and a put
+// about 1.6 and 1.3 times as long as lanes of 16, whatever the batch. Of the
+// batches in lanes of 16 or fewer that BenchmarkLanesPaired takes in turn,
+// 128 in eight lanes of 16 was the fastest for absent values and within 5%
+// of the fastest for present ones and puts (8 lanes of 8, which an absent
+// value took 10% longer in) (bench/results/choices.md, "Lanes of 16").
+const laneSize = 16
 
 // nLanes is the number of lanes a full batch goes in.
 const nLanes = BatchSize / laneSize

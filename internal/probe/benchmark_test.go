@@ -5,10 +5,12 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/mitzbloom/mitzbloom/internal/bitarray"
@@ -65,8 +67,8 @@ func batches(b *testing.B, hs []Hash, batch int, f func(hs []Hash, out []bool)) 
 // PutMany with the paths of an array in the caches (no prefetches: the
 // batch code before prefetching), in batches of 32 against BatchSize, the
 // lanes of MightContainMany and PutMany against one batch going round by
-// round, and batches of 64, 128 and 256 values in lanes of laneSize (one
-// lane, two and four).
+// round, and batches of 64, 128 and 256 values in lanes of laneSize (two,
+// four and eight lanes).
 func BenchmarkBatch(b *testing.B) {
 	bigArray()
 	p := For(false, false)
@@ -123,6 +125,76 @@ func BenchmarkBatch(b *testing.B) {
 // lanesBatches are the batch sizes BenchmarkBatch runs in lanes of laneSize;
 // a lane's live values are uint8 indexes, so a batch holds at most 256.
 var lanesBatches = []int{64, 128, 256}
+
+// BenchmarkLanesPaired compares batch sizes and numbers of lanes of
+// MightContainMany and PutMany on the 1e8-key array by taking them in
+// turn, a chunk of 1,024 values each, a round of turns after another, in
+// one loop: a busy machine's slow spells then fall on all of them alike,
+// where runs one after another, even alternated, can catch one variant in a
+// slow spell and the next in a fast one, and the medians over the rounds
+// leave out the rounds a slow spell hit. ns/op is per value over all of
+// them; each variant's median time per value is its metric
+// "ns/value-b<batch>-l<lanes>", and "x-b<batch>-l<lanes>" the median of its
+// time over that of the first, BatchSize in nLanes lanes. A lane holds at
+// most laneSize values, so variants with larger lanes (the batches of 64 in
+// two lanes of 32 and of 128 in two lanes of 64 that the lookups took
+// before) run only in a test binary built with laneSize set to 64, where
+// the first variant is then 128 in two lanes of 64. Each
+// chunk is new values, so none is in the caches from the variant before.
+func BenchmarkLanesPaired(b *testing.B) {
+	bigArray()
+	p := For(false, false)
+	var variants []struct{ batch, lanes int }
+	for _, v := range []struct{ batch, lanes int }{{BatchSize, nLanes}, {128, 8}, {128, 2}, {64, 2}, {128, 4}, {64, 4}, {64, 8}, {256, 16}} {
+		if (v.batch+v.lanes-1)/v.lanes <= laneSize && !slices.Contains(variants, v) {
+			variants = append(variants, v)
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	fresh := make([]Hash, 1<<20)
+	for i := range fresh {
+		fresh[i] = Hash{H1: r.Uint64(), H2: r.Uint64()}
+	}
+	// PutMany sets bits in the half-full array, a few percent more of
+	// them over a run, for every variant alike.
+	keys := map[string][]Hash{"MightContainMany/keys=present": big.present, "MightContainMany/keys=absent": big.absent, "PutMany/keys=new": fresh}
+	const chunk = 1024
+	for _, name := range []string{"MightContainMany/keys=present", "MightContainMany/keys=absent", "PutMany/keys=new"} {
+		put := name == "PutMany/keys=new"
+		b.Run("op="+name, func(b *testing.B) {
+			hs := keys[name]
+			var ls [16]lane
+			elapsed := make([][]float64, len(variants)) // ns a value, per round
+			t := 0
+			for done := 0; done < b.N; done += chunk * len(variants) {
+				for v, va := range variants {
+					start := time.Now()
+					for i := 0; i < chunk; i += va.batch {
+						p.runLanes(ls[:va.lanes], hs[t+i:t+i+va.batch], bigK, big.bits, put)
+					}
+					elapsed[v] = append(elapsed[v], float64(time.Since(start).Nanoseconds())/chunk)
+					t = (t + chunk) % len(hs)
+				}
+			}
+			for v, va := range variants {
+				if v > 0 {
+					ratios := make([]float64, len(elapsed[0]))
+					for i := range ratios {
+						ratios[i] = elapsed[v][i] / elapsed[0][i]
+					}
+					b.ReportMetric(medianOf(ratios), fmt.Sprintf("x-b%d-l%d", va.batch, va.lanes))
+				}
+				b.ReportMetric(medianOf(elapsed[v]), fmt.Sprintf("ns/value-b%d-l%d", va.batch, va.lanes))
+			}
+		})
+	}
+}
+
+// medianOf returns the median of xs, which it sorts.
+func medianOf(xs []float64) float64 {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
 
 // BenchmarkSingle times single lookups on the 1e8-key array, chained (each
 // lookup's key chosen by the answer before, so that ns/op is the latency of

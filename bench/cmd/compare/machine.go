@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/mitzbloom/mitzbloom/bench"
 )
 
 // Machine describes where a report was measured.
@@ -35,7 +37,7 @@ func describeMachine(ctx context.Context) Machine {
 		Java:       "not run",
 		Guava:      "not run",
 		Commit:     commit(ctx),
-		LoadBefore: loadAverage(),
+		LoadBefore: bench.LoadAverage(),
 	}
 	return m
 }
@@ -91,15 +93,6 @@ func firstLine(path string) string {
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	return strings.TrimSpace(line)
-}
-
-// loadAverage returns the 1-, 5- and 15-minute load averages.
-func loadAverage() string {
-	f := strings.Fields(firstLine("/proc/loadavg"))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // commit returns the repository's commit, marked if the work tree differs.

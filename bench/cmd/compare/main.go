@@ -163,7 +163,7 @@ func run(args []string) error {
 		return err
 	}
 	r.Finished = time.Now().UTC()
-	r.Machine.LoadAfter = loadAverage()
+	r.Machine.LoadAfter = bench.LoadAverage()
 	return r.write(o.Out)
 }
 

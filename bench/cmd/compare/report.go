@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -81,17 +80,6 @@ type Skip struct {
 	Why       string
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Sorted(slices.Values(xs))
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // summarize sets the medians of res from its runs.
 func (res *Result) summarize() {
 	var ns, allocs, bytes []float64
@@ -100,7 +88,7 @@ func (res *Result) summarize() {
 		allocs = append(allocs, r.AllocsPerOp)
 		bytes = append(bytes, r.BytesPerOp)
 	}
-	res.NsPerOp, res.AllocsPerOp, res.BytesPerOp = median(ns), median(allocs), median(bytes)
+	res.NsPerOp, res.AllocsPerOp, res.BytesPerOp = bench.Median(ns), bench.Median(allocs), bench.Median(bytes)
 }
 
 // addGuava adds the harness's iterations as results.

@@ -14,13 +14,6 @@ import (
 	"github.com/mitzbloom/mitzbloom/bench"
 )
 
-func TestMedian(t *testing.T) {
-	assert.Equal(t, 2.0, median([]float64{3, 1, 2}))
-	assert.Equal(t, 2.5, median([]float64{4, 1, 3, 2}))
-	assert.Equal(t, 7.0, median([]float64{7}))
-	assert.True(t, median(nil) != median(nil), "NaN for no runs")
-}
-
 // sample returns a report of made-up numbers: mitzbloom takes 10 ns per key
 // everywhere and every other contender a known multiple of that.
 func sample() *Report {

@@ -20,8 +20,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,7 +40,7 @@ func main() {
 	if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("load average before: %s\n\n", loadAverage())
+	fmt.Printf("load average before: %s\n\n", bench.LoadAverage())
 	fmt.Println("| n | key | operation | ns/key | lines | ns/line | limit | ratio | target |")
 	fmt.Println("|---|---|---|---:|---:|---:|---|---:|---:|")
 	for _, s := range strings.Split(*sizes, ",") {
@@ -60,7 +58,7 @@ func main() {
 		}
 	}
 	releaseFixtures()
-	fmt.Printf("\nload average after: %s\n", loadAverage())
+	fmt.Printf("\nload average after: %s\n", bench.LoadAverage())
 }
 
 // report runs every case count times, round robin, and prints a row per
@@ -107,7 +105,7 @@ func report(n int64, key string, cases []limitCase, count int) {
 	}
 	ns := make(map[string]float64)
 	for i, c := range cases {
-		ns[c.Name] = median(runs[i])
+		ns[c.Name] = bench.Median(runs[i])
 	}
 	name := bench.SizeName(n)
 	huge := memoryHugePageShare()
@@ -127,8 +125,8 @@ func report(n int64, key string, cases []limitCase, count int) {
 			lines, perLine = fmt.Sprintf("%.2f", l), fmt.Sprintf("%.1f", t/l)
 		}
 		if len(ratios[i]) > 0 {
-			ratio = median(ratios[i])
-			lim := median(limits[i])
+			ratio = bench.Median(ratios[i])
+			lim := bench.Median(limits[i])
 			if c.Dependent {
 				limit = fmt.Sprintf("%.1f (one dependent; k together: %.1f)", lim, ns[groupLoadsCase])
 			} else {
@@ -151,30 +149,9 @@ func report(n int64, key string, cases []limitCase, count int) {
 	}
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func share(x float64) string {
 	if x < 0 {
 		return "unknown"
 	}
 	return fmt.Sprintf("%.0f%%", 100*x)
-}
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }

@@ -1,7 +1,7 @@
-// Package link is how package raw reaches what package bloom keeps
-// unexported: a Filter's Core, which every Filter begins with, and the
-// functions here that package bloom sets when it is initialized, which raw,
-// which imports bloom, calls. Their values travel as any, since a function
+// Package link is how packages raw and mapped reach what package bloom
+// keeps unexported: a Filter's Core, which every Filter begins with, and
+// the functions here that package bloom sets when it is initialized, which
+// they, importing bloom, call. Their values travel as any, since a function
 // value cannot be generic; each function says what they are.
 package link
 
@@ -59,4 +59,13 @@ var (
 	// ParseHeader decodes the header at the start of b as bloom.ReadFrom
 	// does.
 	ParseHeader func(b []byte) (s strategy.Strategy, k int, words int64, err error)
+
+	// FunnelName returns what a bloom.Filter's String calls its funnel
+	// fn, a funnel.Funnel[T].
+	FunnelName func(fn any) string
+
+	// CheckEncoded checks that b holds exactly one filter in Guava's
+	// writeTo format, as Filter.UnmarshalBinary checks its data and with
+	// its errors, without decoding the words, and returns its header.
+	CheckEncoded func(b []byte) (s strategy.Strategy, k int, words int64, err error)
 )
