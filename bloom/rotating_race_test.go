@@ -1,6 +1,7 @@
 package bloom
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -40,7 +41,39 @@ func (c RotationRace) Run(r *Rotating[int64]) (checked, lost int64) {
 	every := max(c.PublishEvery, 1)
 	type mark struct{ v, rotations int64 }
 	published := make([]atomic.Pointer[mark], c.Writers)
-	var writing, reading sync.WaitGroup
+	var done atomic.Bool
+	var nChecked, nLost atomic.Int64
+	// The readers start first and the writers yield after each value they
+	// publish, so that lookups run beside the Puts on a machine busy with
+	// other work too, where writers left alone finish before a reader is
+	// scheduled and leave nothing recent to check.
+	var writing, reading, started sync.WaitGroup
+	for rd := range c.Readers {
+		reading.Add(1)
+		started.Add(1)
+		go func() {
+			defer reading.Done()
+			started.Done()
+			for j := 0; !done.Load(); j++ {
+				m := published[(rd+j)%c.Writers].Load()
+				if m == nil {
+					runtime.Gosched()
+					continue
+				}
+				found := r.MightContain(m.v)
+				if c.Rotations()-m.rotations <= 1 {
+					nChecked.Add(1)
+					if !found {
+						nLost.Add(1)
+					}
+				}
+				if c.AfterLookup != nil {
+					c.AfterLookup(j)
+				}
+			}
+		}()
+	}
+	started.Wait()
 	for w := range int64(c.Writers) {
 		writing.Add(1)
 		go func() {
@@ -54,33 +87,10 @@ func (c RotationRace) Run(r *Rotating[int64]) (checked, lost int64) {
 				r.Put(v)
 				if i%every == 0 {
 					published[w].Store(&mark{v, before})
+					runtime.Gosched()
 				}
 				if c.AfterPut != nil {
 					c.AfterPut(w, i)
-				}
-			}
-		}()
-	}
-	var done atomic.Bool
-	var nChecked, nLost atomic.Int64
-	for rd := range c.Readers {
-		reading.Add(1)
-		go func() {
-			defer reading.Done()
-			for j := 0; !done.Load(); j++ {
-				m := published[(rd+j)%c.Writers].Load()
-				if m == nil {
-					continue
-				}
-				found := r.MightContain(m.v)
-				if c.Rotations()-m.rotations <= 1 {
-					nChecked.Add(1)
-					if !found {
-						nLost.Add(1)
-					}
-				}
-				if c.AfterLookup != nil {
-					c.AfterLookup(j)
 				}
 			}
 		}()
