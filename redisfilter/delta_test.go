@@ -223,10 +223,7 @@ func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
 	require.NoError(t, err)
 	snap, err := f.Snapshot(ctx)
 	require.NoError(t, err)
-	assert.True(t, snap.Equal(want), "Redis differs from a filter of every value put")
-	for i, h := range hs {
-		assert.True(t, h.Copy().Equal(snap), "Hybrid %d differs from Redis", i)
-	}
+	checkFleet(t, want, snap, hs, put)
 }
 
 // TestHybridOverflowCarriedOver makes the Sync that finds the ring
