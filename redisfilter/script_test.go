@@ -259,13 +259,14 @@ func TestScriptPush(t *testing.T) {
 		res, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(0, 9, 63, 9, 10), 4096, 4, "", 0, 0)
 		require.NoError(t, err)
 		epoch, _, _ := strings.Cut(rdb.Get(ctx, k.state).Val(), " ")
-		assert.Equal(t, []any{int64(2), epoch, int64(8), offsets(10), ""}, res,
-			"bits 0 and 63 were set, and 9 is named twice; the log's end, and its last 4 bytes; the empty log held the pusher's empty checkpoint")
+		replid := replicationID(t, rdb)
+		assert.Equal(t, []any{int64(2), replid, epoch, int64(8), offsets(10), "", "", int64(0)}, res,
+			"bits 0 and 63 were set, and 9 is named twice; the log's end, and its last 4 bytes; the empty log held the pusher's empty checkpoint, and had no epoch")
 		assert.Equal(t, "\x80\x60\x00\x00\x00\x00\x00\x01", rdb.Get(ctx, k.bitmap).Val())
 		assert.Equal(t, offsets(9, 10), rdb.Get(ctx, k.log).Val(), "the log has the bits changed")
 		res, err = eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(10), 4096, 16, epoch, 8, 4)
 		require.NoError(t, err)
-		assert.Equal(t, []any{int64(0), epoch, int64(8), offsets(9, 10), offsets(10)}, res, "a push that changes nothing: the log as it is, and its bytes before the checkpoint")
+		assert.Equal(t, []any{int64(0), replid, epoch, int64(8), offsets(9, 10), offsets(10), epoch, int64(8)}, res, "a push that changes nothing: the log as it is, and its bytes before the checkpoint")
 		assert.Equal(t, offsets(9, 10), rdb.Get(ctx, k.log).Val(), "logs nothing")
 	})
 	t.Run("checkpoint", func(t *testing.T) {
@@ -290,7 +291,7 @@ func TestScriptPush(t *testing.T) {
 		} {
 			res, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, "", 4096, 4, c.epoch, c.check, c.nheld)
 			require.NoError(t, err)
-			assert.Equal(t, []any{int64(0), epoch, int64(8), offsets(2), c.held}, res, c.name)
+			assert.Equal(t, []any{int64(0), replicationID(t, rdb), epoch, int64(8), offsets(2), c.held, epoch, int64(8)}, res, c.name)
 		}
 	})
 	t.Run("in groups", func(t *testing.T) {
@@ -327,6 +328,17 @@ func TestScriptPush(t *testing.T) {
 			assert.Zero(t, rdb.Exists(ctx, k.log, k.state).Val(), "nothing is logged")
 		})
 	}
+}
+
+// replicationID returns the server's master_replid, which push.lua and
+// changes.lua answer.
+func replicationID(t *testing.T, rdb *redis.Client) string {
+	t.Helper()
+	info, err := rdb.Info(testContext(t), "replication").Result()
+	require.NoError(t, err)
+	_, id, _ := strings.Cut(info, "master_replid:")
+	id, _, _ = strings.Cut(id, "\r\n")
+	return id
 }
 
 func TestScriptInspect(t *testing.T) {

@@ -19,12 +19,15 @@
 -- ARGV[6]  the pusher's epoch of the log, '' for none
 -- ARGV[7]  the pusher's checkpoint: a position in the log
 -- ARGV[8]  how many of the log's bytes before the checkpoint to return
--- Returns  {the number of bits it changed, the log's epoch, the position
---          of its end, and its bytes before the end: the pusher's
---          checkpoint (see changes.lua), which a failover that loses this
---          push loses, even if no reader read it back; and the log's bytes
---          before the pusher's checkpoint as they were before the push
---          appended, or false if the log did not hold them}
+-- Returns  {the number of bits it changed, the server's replication ID
+--          ('' if INFO is denied), the log's epoch, the position of its end,
+--          and its bytes before the end: the pusher's checkpoint (see
+--          changes.lua), which a failover that loses this push loses, even
+--          if no reader read it back; and the log as the push found it
+--          before it appended, which tells the pusher whether the server
+--          kept what it saw: the bytes before the pusher's checkpoint, or
+--          false if the log did not hold them, its epoch, and the position
+--          of its end}
 local config_key, bitmap_key, log_key, state_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local config, nbytes, records, cap, ntail = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local pusher_epoch, check, nheld = ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
@@ -41,21 +44,21 @@ for i = 1, #records - 3, 4 do
     return redis.error_reply('ERR push.lua: bit ' .. offsets[#offsets] .. ' is past the end of ' .. bitmap_key)
   end
 end
--- What the log held at the pusher's checkpoint, before this push appends:
--- a log that no longer holds it there lost writes the pusher saw, and the
--- pusher must not take a checkpoint past them.
+-- The log as it is before this push appends, and what it holds at the
+-- pusher's checkpoint: a log that no longer holds it there lost writes the
+-- pusher saw, and the pusher must not take a checkpoint past them.
 local function log_state()
   local state = redis.call('GET', state_key) or ' 0'
   local epoch, base = string.match(state, '^(%d*) (%d+)$')
   return epoch, tonumber(base), redis.call('STRLEN', log_key)
 end
+local info = redis.pcall('INFO', 'replication')
+local replid = type(info) == 'string' and string.match(info, 'master_replid:(%w+)') or ''
+local epoch_before, base_before, len_before = log_state()
 local held = false
-do
-  local epoch, base, len = log_state()
-  if epoch == pusher_epoch and check - nheld >= base and check <= base + len then
-    held = ''
-    if nheld > 0 then held = redis.call('GETRANGE', log_key, check - nheld - base, check - base - 1) end
-  end
+if epoch_before == pusher_epoch and check - nheld >= base_before and check <= base_before + len_before then
+  held = ''
+  if nheld > 0 then held = redis.call('GETRANGE', log_key, check - nheld - base_before, check - base_before - 1) end
 end
 -- BITFIELD sets a group of bits in one call, about twice as fast as a
 -- SETBIT each, and answers each bit's old value.
@@ -76,4 +79,4 @@ for first = 1, #offsets, group do
 end
 append_log(log_key, state_key, table.concat(changed), cap)
 local epoch, base, len = log_state()
-return {#changed, epoch, base + len, redis.call('GETRANGE', log_key, math.max(0, len - ntail), -1), held}
+return {#changed, replid, epoch, base + len, redis.call('GETRANGE', log_key, math.max(0, len - ntail), -1), held, epoch_before, base_before + len_before}
