@@ -45,6 +45,9 @@ type batch struct {
 	gens     []int64 // the generation put into (one), or those read
 	expireAt string  // when the generation put into expires, Unix ms
 	now      int64   // the client's time, Unix ms: a generation recorded to expire later is lost, not expired
+	// period and generations are a window's, for a put to tell the
+	// generations it recorded from others (see lua/guard.lua).
+	period, generations int64
 	// arena holds the arguments of a step's BITFIELDs; each step reuses
 	// it, so that a call allocates them for its biggest step, not for
 	// every value.

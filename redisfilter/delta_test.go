@@ -22,11 +22,17 @@ import (
 // of shardBytes, each with a Filter of its own.
 func deltaHybrids(ctx context.Context, t *testing.T, rdb redis.UniversalClient, n int, opts ...redisfilter.Option) []*redisfilter.Hybrid[string] {
 	t.Helper()
+	return openHybrids(ctx, t, rdb, n, 300_000, append([]redisfilter.Option{redisfilter.WithShardBytes(shardBytes)}, opts...)...)
+}
+
+// openHybrids opens n Hybrids over one filter of the test's name for
+// expected strings, each with a Filter of its own.
+func openHybrids(ctx context.Context, t *testing.T, rdb redis.UniversalClient, n int, expected int64, opts ...redisfilter.Option) []*redisfilter.Hybrid[string] {
+	t.Helper()
 	name := filterName(t)
-	opts = append([]redisfilter.Option{redisfilter.WithShardBytes(shardBytes)}, opts...)
 	hs := make([]*redisfilter.Hybrid[string], n)
 	for i := range hs {
-		f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 300_000, 0.01, opts...)
+		f, err := redisfilter.Open(ctx, rdb, name, funnel.String, expected, 0.01, opts...)
 		require.NoError(t, err)
 		if i == 0 {
 			t.Cleanup(func() { f.Delete(context.Background()) })
@@ -165,7 +171,7 @@ func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
 				}
 				if r.IntN(50) == 0 {
 					sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-					if h.Sync(sctx) != nil {
+					if err := h.Sync(sctx); err != nil {
 						mu.Lock()
 						failed++
 						mu.Unlock()

@@ -34,8 +34,7 @@
 //	{name}:config          its parameters and identity, as in
 //	                       mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=5f0c2a9e81d4b7c3 n=1000 p=0.01
 //	{name}:hold            where a Put that finds the filter changed moves the bitmap for an instant
-//	{name}:changes         the change log: the offsets of the bits set lately, 4 bytes each (see [WithChangeLog])
-//	{name}:changes-state   the log's epoch and the position of its first record
+//	{name}:changes         the change log: a header, then the offsets of the bits set lately, 4 bytes each (see [WithChangeLog])
 //
 // # Shards
 //
@@ -90,14 +89,23 @@
 // so a filter re-created with other parameters gives an error wrapping
 // [ErrMismatch], and one re-created with the same parameters (a new id) or
 // whose keys are gone an error wrapping [ErrLost], never wrong answers or
-// corrupted bits. A key of the wrong type or length gives [ErrNotFilter];
-// so does, at Open, before it writes anything, any key that Open would
-// write (the config, bitmap, hold, change log and log state keys of each
-// shard) holding what redisfilter did not write there: Open never
-// overwrites it. A
-// windowed filter ([OpenWindowed]) keeps one bitmap per generation,
-// {name}:<generation>, beside the same config key, and records the
-// generations it created in the sorted set {name}:generations.
+// corrupted bits.
+//
+// Nothing that redisfilter did not write is ever changed or deleted. Each
+// key carries a mark that redisfilter writes, which every script that
+// writes the key checks in the same atomic step: the config key holds a
+// config, which names its creation; a shard's bitmap is the one beside its
+// config; the hold key holds "mitzbloom"; the change log starts with its
+// header; a window's record of generations holds a member of its own, and
+// its generations are the bitmaps it records. A key of the filter that
+// holds anything else (another type, a string of the wrong length, or one
+// without its mark) gives an error wrapping [ErrNotFilter] that names it,
+// and the call writes nothing there: Open before it writes anything, and
+// every later call that would write it. [Filter.Delete] deletes only the
+// keys that carry their marks. A windowed filter ([OpenWindowed]) keeps
+// one bitmap per generation, {name}:<generation>, beside the same config
+// key, and records the generations it created in the sorted set
+// {name}:generations.
 //
 // Names are at most 256 bytes of UTF-8 without '{', '}', '#' or control
 // characters, on every kind of server alike. The scripts use Redis 7's

@@ -133,13 +133,16 @@ func (f *Filter[T]) BitCount(ctx context.Context) (int64, error) {
 	return f.c.bitCount(ctx)
 }
 
-// Delete removes f's keys from Redis. Calls on f, and on other Filters of the
-// same name, then return errors wrapping [ErrLost] until the filter is
-// opened again.
+// Delete removes f's keys from Redis: those that redisfilter wrote, as
+// the marks it writes tell, each shard's in one atomic step. A key of the
+// filter's that holds what redisfilter did not write is left as it is, and
+// Delete returns an error wrapping [ErrNotFilter] that names it. Calls on
+// f, and on other Filters of the same name, then return errors wrapping
+// [ErrLost] until the filter is opened again.
 func (f *Filter[T]) Delete(ctx context.Context) error {
-	return f.c.delete(ctx, func(i int) []string {
+	return f.c.delete(ctx, func(i int) call {
 		s := &f.c.shards[i]
-		return []string{s.key, s.cfgKey, s.holdKey, s.logKey, s.logState}
+		return call{s, []string{s.cfgKey, s.key, s.holdKey, s.logKey}, []any{"bitmap"}}
 	})
 }
 

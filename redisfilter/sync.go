@@ -197,7 +197,7 @@ func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64, cursors []curs
 // pushCall returns the call of push.lua that sets the bits of records in
 // shard s, for a pusher whose cursor of the shard is cur.
 func (c *core[T]) pushCall(s *shard, records []byte, cur cursor) call {
-	return call{s, []string{s.cfgKey, s.key, s.logKey, s.logState}, []any{c.cfg, s.nbytes(), records, c.logBytes, checkBytes, cur.epoch, cur.check, len(cur.tail)}}
+	return call{s, []string{s.cfgKey, s.key, s.logKey}, []any{c.cfg, s.nbytes(), records, c.logCap(s), checkBytes, cur.epoch, cur.check, len(cur.tail)}}
 }
 
 // A logMark is a place in a shard's change log that push.lua answers: the
@@ -560,7 +560,7 @@ func (c *core[T]) changesCall(s *shard, cur cursor, most int, ch *chunk) call {
 	if ch != nil {
 		args = append(args, ch.from, ch.to-1)
 	}
-	return call{s, []string{s.cfgKey, s.key, s.logKey, s.logState}, args}
+	return call{s, []string{s.cfgKey, s.key, s.logKey}, args}
 }
 
 // A logRead is what changes.lua returned.
