@@ -149,10 +149,11 @@ func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
 	}
 	hs := deltaHybrids(ctx, t, rdb, fleet, redisfilter.WithChangeLog(16<<10))
 	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		put    []string
-		failed int
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		put     []string
+		failed  int
+		untyped errorTally
 	)
 	half := make(chan struct{})
 	var halfOnce sync.Once
@@ -172,6 +173,7 @@ func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
 				if r.IntN(50) == 0 {
 					sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 					if err := h.Sync(sctx); err != nil {
+						untyped.note(err)
 						mu.Lock()
 						failed++
 						mu.Unlock()
@@ -204,6 +206,7 @@ func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
 				if err == nil {
 					break
 				}
+				untyped.note(err)
 				require.True(t, time.Now().Before(deadline), "round %d: Hybrid %d cannot sync: %v", round, i, err)
 				time.Sleep(100 * time.Millisecond)
 			}
@@ -230,6 +233,7 @@ func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
 	snap, err := f.Snapshot(ctx)
 	require.NoError(t, err)
 	checkFleet(t, want, snap, hs, put)
+	untyped.check(t)
 }
 
 // TestHybridOverflowCarriedOver makes the Sync that finds the ring

@@ -30,9 +30,10 @@ type hybridPuts struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
-	mu    sync.Mutex
-	put   []string
-	syncs map[int32][]redisfilter.SyncStats
+	mu      sync.Mutex
+	put     []string
+	syncs   map[int32][]redisfilter.SyncStats
+	untyped errorTally
 }
 
 func startPuts(ctx context.Context, hs []*redisfilter.Hybrid[string], prefix string) *hybridPuts {
@@ -68,6 +69,7 @@ func (p *hybridPuts) record(h *redisfilter.Hybrid[string], ok bool, batch []stri
 	phase := p.phase.Load()
 	st := h.Stats().Last
 	p.syncs[phase] = append(p.syncs[phase], st)
+	p.untyped.note(st.Err)
 	if ok {
 		p.put = append(p.put, batch...)
 	}
@@ -259,6 +261,7 @@ func TestHybridFailover(t *testing.T) {
 	// those PutMany put.
 	want.PutAll(snap)
 	checkFleet(t, want, snap, hs, put)
+	p.untyped.check(t)
 }
 
 // shardsOn returns the indexes of f's shards that master serves.
