@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -239,7 +238,7 @@ func TestReplicaReadsDuringReshard(t *testing.T) {
 	// redis-cli moves a source's slots from its first: up to the first
 	// shard's and 200 more, which hold other shards of the filter too.
 	n := slot - first + 200
-	out, err := exec.Command("redis-cli", "--cluster", "reshard", cl.addrs()[0],
+	out, err := cliCommand("--cluster", "reshard", cl.addrs()[0],
 		"--cluster-from", sourceID, "--cluster-to", targetID, "--cluster-slots", strconv.FormatInt(n, 10),
 		"--cluster-yes", "--cluster-pipeline", "10").CombinedOutput()
 	require.NoError(t, err, "redis-cli --cluster reshard: %s", out)

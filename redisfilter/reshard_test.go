@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
@@ -85,7 +84,7 @@ func TestHybridReshard(t *testing.T) {
 		}
 		return err
 	}))
-	out, err := exec.Command("redis-cli", "--cluster", "reshard", cl.addrs()[0],
+	out, err := cliCommand("--cluster", "reshard", cl.addrs()[0],
 		"--cluster-from", source, "--cluster-to", target, "--cluster-slots", strconv.Itoa(2000),
 		"--cluster-yes", "--cluster-pipeline", "10").CombinedOutput()
 	require.NoError(t, err, "redis-cli --cluster reshard: %s", out)
