@@ -696,6 +696,14 @@ func TestScriptLog(t *testing.T) {
 	assert.Equal(t, []any{offsets(8, 9), offsets(6, 7), offsets(8, 9)}, changes(epoch, 28, 1000, 28, 8)[4:])
 	assert.Equal(t, []any{offsets(8, 9), nil, offsets(8, 9)}, changes(epoch, 28, 1000, 28, 12)[4:], "trimmed into the checkpoint's bytes")
 
+	// Positions of 1e14 and more, which Lua's own conversion of numbers
+	// to strings would write as 1e+14, are written in full.
+	const far = 99_999_999_999_996
+	require.NoError(t, rdb.Set(ctx, k.log, logOf("7", far, offsets(10, 11, 12)), 0).Err())
+	unguard(8, 13)
+	assert.Equal(t, logOf("7", far+12, offsets(13)), rdb.Get(ctx, k.log).Val(), "cut at 100,000,000,000,008")
+	assert.Equal(t, []any{"000000000000007", int64(far + 12), int64(far + 16), offsets(13)}, changes("000000000000007", far+12, 1000, 0, 0)[1:5])
+
 	require.NoError(t, rdb.Set(ctx, k.cfg, strings.Replace(scriptConfig, "bits=64", "bits=128", 1), 0).Err())
 	_, err := eval(t, rdb, "changes", keys, scriptConfig, 8, epoch, 20, 1000, 20, 8, 8)
 	assertFails(t, err, redisfilter.ErrMismatch, "changes of another filter")
