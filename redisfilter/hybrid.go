@@ -43,7 +43,11 @@ import (
 // cursor.lost). [Hybrid.Stats] tells what each Sync moved.
 //
 // A Hybrid is safe for concurrent use by multiple goroutines; Put and
-// MightContain take no lock, and Syncs run one at a time.
+// MightContain take no lock, and Syncs run one at a time. It starts no
+// goroutine and holds nothing but memory: [Hybrid.Run] syncs in its
+// caller's goroutine until its context is done, so there is no Close; call
+// Sync once more before dropping a Hybrid whose last puts must reach
+// Redis.
 type Hybrid[T any] struct {
 	remote *Filter[T]
 	local  *bloom.Filter[T]

@@ -45,7 +45,9 @@ const maxGenerations = 64
 // gone before its expiry (evicted, deleted, flushed) is lost: every call
 // that would read or put into it returns an error wrapping [ErrLost], never
 // an answer that could be a false "never seen", until it leaves the window. A Windowed filter is safe for concurrent use by multiple
-// goroutines.
+// goroutines. Like a [Filter] it holds nothing but its parameters and runs
+// nothing in the background (its generations expire in Redis), so there is
+// no Close.
 type Windowed[T any] struct {
 	c      core[T]
 	period int64 // milliseconds
