@@ -118,9 +118,13 @@
 // shard, and send them in one pipeline per node (the nodes in parallel) for
 // each batch of up to 16 × 4096 offsets (9362 values at k = 7): each
 // BITFIELD sets or tests at most 4096 bits, so that no command holds Redis
-// for more than a millisecond. So PutMany costs one round trip per node for
-// each such batch, and MightContainMany of 16 values or more two (see
-// above), the second if some value's first bit is set. With a ClusterClient
+// for more than a millisecond. So MightContainMany costs one round trip per
+// node for each such batch, two from 16 values on (see above), the second
+// if some value's first bit is set. A PutMany of fewer than 16 values costs
+// one; from 16 values on it first reads them, on the masters, as
+// MightContainMany does, and then puts only those it did not find, so that
+// values already in the filter cost a read, and append nothing to the
+// change log: one or two round trips more. With a ClusterClient
 // created with ReadOnly, reads go to replicas, chosen as go-redis chooses
 // them (RouteByLatency, RouteRandomly); a replica may lag its master, so a
 // read there may miss a put acknowledged a moment before. A read that a

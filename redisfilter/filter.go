@@ -83,9 +83,12 @@ func (f *Filter[T]) MightContain(ctx context.Context, v T) (bool, error) {
 	return len(res) == 1 && res[0], err
 }
 
-// PutMany adds every value of vs to f, in one round trip per node for
-// batches of up to ⌊65536/k⌋ values (see the package documentation). On error, some of the
-// values may have been added.
+// PutMany adds every value of vs to f. In batches of up to ⌊65536/k⌋
+// values, it puts fewer than 16 in one round trip per node; from 16 on, it
+// first reads them as MightContainMany does, on the masters, in one or two
+// round trips, and then puts those it did not find, in one more (see the
+// package documentation). On error, some of the values may have been
+// added.
 func (f *Filter[T]) PutMany(ctx context.Context, vs []T) error {
 	_, err := f.c.run(ctx, &batch{op: "putMany", put: true}, vs, nil)
 	return err

@@ -222,9 +222,9 @@ type foreignKind struct {
 }
 
 // foreignKinds returns values of every type, and strings of several
-// shapes: short, empty, of the length of a bitmap of nbytes, one that a
-// change log of the releases before had (records of 4 bytes), and the
-// start of a log's header.
+// shapes: short, empty, of the length of a bitmap of nbytes, records of 4
+// bytes as a change log holds them, the start of a log's header, and a
+// log's state as the releases before kept it; with -short, fewer.
 func foreignKinds(nbytes int64) []foreignKind {
 	str := func(name, v string) foreignKind {
 		return foreignKind{name, func(ctx context.Context, t *testing.T, rdb redis.UniversalClient, key string) {
@@ -235,6 +235,12 @@ func foreignKinds(nbytes int64) []foreignKind {
 		return foreignKind{name, func(ctx context.Context, t *testing.T, rdb redis.UniversalClient, key string) {
 			require.NoError(t, put(ctx, rdb, key))
 		}}
+	}
+	if testing.Short() {
+		return []foreignKind{str("string", "precious"), str("empty string", ""), str("bitmap-long string", strings.Repeat("\x00", int(nbytes))),
+			other("hash", func(ctx context.Context, rdb redis.UniversalClient, key string) error {
+				return rdb.HSet(ctx, key, "a", "b").Err()
+			})}
 	}
 	return []foreignKind{
 		str("string", "precious"),

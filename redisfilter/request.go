@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
@@ -43,6 +44,11 @@ var (
 	}()
 )
 
+// The ways guard.lua logs a plain filter's bits: those that are clear, which
+// it reads, or all of them, for a put that found its values not in the
+// filter just before.
+var guardCheck, guardLogAll any = "clear", "all"
+
 // guardToken returns a token that no other Put uses.
 func guardToken() string {
 	return tokenPrefix + strconv.FormatUint(guardTokens.Add(1), 36)
@@ -72,7 +78,11 @@ func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
 	if b.put {
 		// EVAL's number of keys, then the keys, as guard.lua names them.
 		token := guardToken()
-		key, keys, args := s.key, []any{4, s.cfgKey, s.key, s.holdKey, s.logKey}, []any{c.cfg, s.nbytes(), token, logRecords(bits), c.logCap(s)}
+		check := guardCheck
+		if b.tested {
+			check = guardLogAll
+		}
+		key, keys, args := s.key, []any{4, s.cfgKey, s.key, s.holdKey, s.logKey}, []any{c.cfg, s.nbytes(), token, logRecords(bits), c.logCap(s), check}
 		if b.windowed {
 			key = s.genKey(b.gens[0])
 			keys = []any{4, s.cfgKey, key, s.holdKey, s.gensKey}
@@ -120,8 +130,12 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 	if r.err != nil {
 		return r.err
 	}
-	for _, res := range r.res {
+	for i, res := range r.res {
 		if err, ok := res.(error); ok {
+			// A read's command on a key of another type: name the key.
+			if key, _ := r.cmds[i][1].(string); !r.tx && strings.HasPrefix(err.Error(), "WRONGTYPE") {
+				return problem{kind: wrongType, key: key, detail: err.Error()}
+			}
 			return err
 		}
 	}

@@ -128,7 +128,7 @@ func TestScriptGuard(t *testing.T) {
 	bits := "\x01\x02\x03\x04\x05\x06\x07\x08"
 	t.Run("passes", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
-		guard, bitfield, unguard := putTx(t, rdb, k.guard(), 0, offsets(0, 7, 0), 4096)
+		guard, bitfield, unguard := putTx(t, rdb, k.guard(), 0, offsets(0, 7, 0), 4096, "clear")
 		require.NoError(t, guard.Err())
 		require.NoError(t, bitfield.Err())
 		require.NoError(t, unguard.Err())
@@ -136,10 +136,16 @@ func TestScriptGuard(t *testing.T) {
 		_, base, records := logAt(t, rdb, k.log)
 		assert.Equal(t, 0, base)
 		assert.Equal(t, offsets(0), records, "the log has the bits that were clear, each once: bit 7 was set")
-		guard, _, _ = putTx(t, rdb, k.guard(), 0, offsets(0, 7), 4096)
+		guard, _, _ = putTx(t, rdb, k.guard(), 0, offsets(0, 7), 4096, "clear")
 		require.NoError(t, guard.Err())
 		_, _, records = logAt(t, rdb, k.log)
 		assert.Equal(t, offsets(0), records, "a Put that changes no bit appends nothing")
+		// A Put of values just read and not found logs their bits as
+		// they are.
+		guard, _, _ = putTx(t, rdb, k.guard(), 9, offsets(9, 10), 4096, "all")
+		require.NoError(t, guard.Err())
+		_, _, records = logAt(t, rdb, k.log)
+		assert.Equal(t, offsets(0, 9, 10), records)
 	})
 	for _, b := range breakers {
 		t.Run(b.name, func(t *testing.T) {
@@ -147,7 +153,7 @@ func TestScriptGuard(t *testing.T) {
 			require.NoError(t, b.apply(ctx, rdb, k))
 			typ := rdb.Type(ctx, k.bitmap).Val()
 			before := rdb.Dump(ctx, k.bitmap).Val()
-			guard, bitfield, unguard := putTx(t, rdb, k.guard(), 0, offsets(0), 4096)
+			guard, bitfield, unguard := putTx(t, rdb, k.guard(), 0, offsets(0), 4096, "clear")
 			assertFails(t, guard.Err(), b.sentinel, "guard")
 			assert.Error(t, bitfield.Err(), "the BITFIELD must fail on the guard's hash")
 			assert.NoError(t, unguard.Err())
@@ -166,7 +172,7 @@ func TestScriptGuard(t *testing.T) {
 				k := shardOf(t, rdb, bits)
 				at := map[string]string{"hold": k.hold, "log": k.log}[key]
 				require.NoError(t, rdb.Set(ctx, at, v, 0).Err())
-				guard, bitfield, unguard := putTx(t, rdb, k.guard(), 0, offsets(0), 4096)
+				guard, bitfield, unguard := putTx(t, rdb, k.guard(), 0, offsets(0), 4096, "clear")
 				assertFails(t, guard.Err(), redisfilter.ErrNotFilter, "guard")
 				assert.ErrorContains(t, guard.Err(), at)
 				assert.Error(t, bitfield.Err())
@@ -182,7 +188,7 @@ func TestScriptGuard(t *testing.T) {
 		require.NoError(t, rdb.Del(ctx, k.bitmap).Err())
 		require.NoError(t, rdb.HSet(ctx, k.bitmap, "mitzbloom-guard", "1 "+k.hold).Err())
 		before := rdb.Dump(ctx, k.bitmap).Val()
-		guard, _, unguard := putTx(t, rdb, k.guard(), 0, offsets(0), 4096)
+		guard, _, unguard := putTx(t, rdb, k.guard(), 0, offsets(0), 4096, "clear")
 		assertFails(t, guard.Err(), redisfilter.ErrNotFilter, "guard")
 		assert.NoError(t, unguard.Err())
 		assert.Equal(t, before, rdb.Dump(ctx, k.bitmap).Val(), "unguard leaves a hash without its token")
@@ -644,7 +650,7 @@ func TestScriptLog(t *testing.T) {
 	k := shardOf(t, rdb, "\x00\x00\x00\x00\x00\x00\x00\x00")
 	unguard := func(cap int, offs ...uint32) {
 		t.Helper()
-		_, err := eval(t, rdb, "guard", k.guard(), scriptConfig, 8, "token", offsets(offs...), cap)
+		_, err := eval(t, rdb, "guard", k.guard(), scriptConfig, 8, "token", offsets(offs...), cap, "clear")
 		require.NoError(t, err)
 	}
 	keys := []string{k.cfg, k.bitmap, k.log}

@@ -10,9 +10,11 @@
 -- and a key that is not redisfilter's is left as it is. The bitmap goes to
 -- the hold key, or, if that holds what redisfilter did not write, to a key
 -- beside it that does not exist. For a plain filter, it appends to the
--- shard's change log (see log.lua) the bits that the BITFIELD is to set and
--- that are clear: nothing runs in between, so that the log has exactly the
--- bits the Put changes, in the same atomic step. For a window, it creates
+-- shard's change log (see log.lua), in the same atomic step as the bits,
+-- the bits that the BITFIELD is to set and that are clear, which it reads
+-- (nothing runs in between, so that the log has exactly the bits the Put
+-- changes), or all of them, for a Put whose values were just read and not
+-- found in the filter. For a window, it creates
 -- the generation put into if it was never created or expired, recording it
 -- with its expiry, so that its loss is told from its absence, and removes
 -- from the record the generations it recorded that expired. It is sent
@@ -33,11 +35,12 @@
 --          for a window: when the generation expires, in Unix milliseconds
 -- ARGV[5]  for a plain filter: the most bytes of records the log holds;
 --          for a window: the client's time, in Unix milliseconds
--- ARGV[6]  for a window: the window's period, in milliseconds
+-- ARGV[6]  for a plain filter: 'clear' to log the bits that are clear,
+--          'all' to log them all; for a window: its period, in milliseconds
 -- ARGV[7]  for a window: its number of generations
 local config_key, bitmap_key, hold_key, other_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local config, nbytes, token = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local window = ARGV[6] ~= nil
+local window = ARGV[7] ~= nil
 
 local function refuse(err)
   local t = redis.call('TYPE', bitmap_key).ok
@@ -66,7 +69,9 @@ if not window then
   local epoch, base
   err, epoch, base = read_log(other_key)
   if err then return refuse(err) end
-  append_log(other_key, set_bits(bitmap_key, ARGV[4], 'GET'), tonumber(ARGV[5]), epoch, base)
+  local records = ARGV[4]
+  if ARGV[6] == 'clear' then records = set_bits(bitmap_key, records, 'GET') end
+  append_log(other_key, records, tonumber(ARGV[5]), epoch, base)
   return 1
 end
 local expire_at, now, period, gens = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
