@@ -206,7 +206,7 @@ func (p *lossyPair) detach(ctx context.Context, t *testing.T) {
 	require.Eventually(t, func() bool {
 		return offset(master, "master_repl_offset") == offset(replica, "slave_repl_offset")
 	}, 30*time.Second, 10*time.Millisecond, "the replica did not catch up")
-	require.NoError(t, replica.SlaveOf(ctx, "NO", "ONE").Err())
+	require.NoError(t, replica.ReplicaOf(ctx, "NO", "ONE").Err())
 }
 
 // failOver kills the master, and sends the client's connections to the
