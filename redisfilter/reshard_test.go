@@ -30,6 +30,7 @@ func TestHybridReshard(t *testing.T) {
 	cl, rdb := faultCluster(t)
 	ctx := testContext(t)
 	hs := deltaHybrids(ctx, t, rdb, 8)
+	var untyped errorTally
 	quiet := func() (before redisfilter.HybridStats) {
 		for _, h := range hs {
 			require.NoError(t, h.Sync(ctx))
@@ -62,7 +63,9 @@ func TestHybridReshard(t *testing.T) {
 					batch[b] = fmt.Sprintf("reshard%d-%d-%d-%d", i, j, b, r.Uint64())
 				}
 				h.PutMany(batch)
-				if h.Sync(ctx) == nil {
+				err := h.Sync(ctx)
+				untyped.note(err)
+				if err == nil {
 					mu.Lock()
 					put = append(put, batch...)
 					mu.Unlock()
@@ -107,4 +110,5 @@ func TestHybridReshard(t *testing.T) {
 	assert.NotEmpty(t, put)
 	assert.Zero(t, after.FullPushes-before.FullPushes, "full pushes through the reshard")
 	assert.Zero(t, after.FullPulls-before.FullPulls, "shards read whole through the reshard")
+	untyped.check(t)
 }
