@@ -39,8 +39,8 @@ import (
 // is only appended to, in the same step as the bits: it keeps the log's
 // last bytes it saw, and a log that holds them where it saw them lost
 // nothing, whatever node serves it, so that a slot moved to another
-// master, or a failover that lost nothing, moves no shard whole (see
-// cursor.lost). [Hybrid.Stats] tells what each Sync moved.
+// master, or a failover that lost nothing, moves no shard whole.
+// [Hybrid.Stats] tells what each Sync moved.
 //
 // A Hybrid is safe for concurrent use by multiple goroutines; Put and
 // MightContain take no lock, and Syncs run one at a time. It starts no

@@ -58,7 +58,7 @@ func TestPartialLoss(t *testing.T) {
 				require.NotEmpty(t, survived)
 				t.Logf("shards %v lost; %d of %d values have no bit in them", lost, len(survived), len(values))
 				for _, s := range lost {
-					require.NoError(t, rdb.Del(ctx, f.Keys()[s], f.ConfigKeys()[s], f.Keys()[s]+":hold", f.Keys()[s]+":changes", f.Keys()[s]+":changes-state").Err())
+					require.NoError(t, rdb.Del(ctx, f.Keys()[s], f.ConfigKeys()[s], f.Keys()[s]+":hold", f.Keys()[s]+":changes").Err())
 				}
 
 				if how == "Sync" {

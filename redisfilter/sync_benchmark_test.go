@@ -106,7 +106,7 @@ func BenchmarkHybridSync(b *testing.B) {
 			// a Merge of many bits does.
 			epoch++
 			for _, key := range f.Keys() {
-				require.NoError(b, rdb.Set(ctx, key+":changes-state", fmt.Sprintf("%d 0", epoch), 0).Err())
+				require.NoError(b, rdb.Set(ctx, key+":changes", fmt.Sprintf("mitzbloom/changes %015d %016d\n", epoch, 0), 0).Err())
 			}
 		}, func() error { return measured.Sync(ctx) })
 	})
