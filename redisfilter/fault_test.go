@@ -71,7 +71,7 @@ func (e *errorTally) check(t *testing.T) {
 }
 
 // faultServer starts a server of the test's own and stops it when t ends.
-func faultServer(t *testing.T, args ...string) *redisServer {
+func faultServer(t testing.TB, args ...string) *redisServer {
 	t.Helper()
 	requireRedisServer(t)
 	srv, err := startRedis(false, args...)

@@ -26,11 +26,7 @@ import (
 //
 //	go test -run '^$' -bench ChangeLogFormat -benchtime 200x -count 3 ./redisfilter/
 func BenchmarkChangeLogFormat(b *testing.B) {
-	requireRedisServer(b)
-	srv, err := startRedis(false)
-	require.NoError(b, err)
-	b.Cleanup(srv.stop)
-	rdb := newClient(srv.addr())
+	rdb := newClient(faultServer(b).addr())
 	b.Cleanup(func() { rdb.Close() })
 	ctx := context.Background()
 	const (

@@ -24,11 +24,7 @@ import (
 // releases without change logs, which pushed the whole local filter and
 // read the whole shared one (a Merge and a Snapshot), in the same run.
 func BenchmarkHybridSync(b *testing.B) {
-	requireRedisServer(b)
-	srv, err := startRedis(false)
-	require.NoError(b, err)
-	b.Cleanup(srv.stop)
-	rdb := newClient(srv.addr())
+	rdb := newClient(faultServer(b).addr())
 	b.Cleanup(func() { rdb.Close() })
 	ctx := context.Background()
 	const n = 100_000_000
