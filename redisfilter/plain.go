@@ -93,15 +93,18 @@ func (c *core[T]) sendPlain(ctx context.Context, s script, rt route, calls []cal
 }
 
 // inspectPlain is inspect.lua in plain commands, but for its check of the
-// keys Open would write: a user that may not run scripts writes nothing.
+// keys Open would write: a user that may not run scripts writes nothing. A
+// window's record of generations is counted without its mark, as
+// inspect.lua counts it.
 func inspectPlain(cl call) plainRead {
 	cfgKey, dataKey := cl.keys[0], cl.keys[1]
-	length := "STRLEN"
-	if cl.args[0] == "generations" {
-		length = "ZCARD"
+	cmds := [][]any{{"GET", cfgKey}, {"STRLEN", dataKey}}
+	windowed := cl.args[0] == "generations"
+	if windowed {
+		cmds = [][]any{{"GET", cfgKey}, {"ZCARD", dataKey}, {"ZSCORE", dataKey, gensMark}}
 	}
 	return plainRead{
-		cmds: [][]any{{"GET", cfgKey}, {length, dataKey}},
+		cmds: cmds,
 		decode: func(res []any) (any, error) {
 			if err, ok := res[0].(error); ok {
 				return nil, problem{kind: wrongType, key: cfgKey, detail: err.Error()}
@@ -109,7 +112,11 @@ func inspectPlain(cl call) plainRead {
 			if err, ok := res[1].(error); ok {
 				return nil, problem{kind: wrongType, key: dataKey, detail: err.Error()}
 			}
-			return []any{res[0], res[1]}, nil
+			n, _ := res[1].(int64)
+			if windowed && res[2] != nil {
+				n--
+			}
+			return []any{res[0], n}, nil
 		},
 	}
 }

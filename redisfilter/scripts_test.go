@@ -56,8 +56,9 @@ func TestScriptText(t *testing.T) {
 }
 
 // TestLogHeader checks that the change log's header is as long in Go as in
-// Lua.
+// Lua, and that a window's record has the same mark.
 func TestLogHeader(t *testing.T) {
+	assert.Contains(t, luaSource("lib"), "\nlocal GENS_MARK = '"+gensMark+"'\n")
 	assert.Contains(t, luaSource("log"), "\nlocal LOG_HEADER = "+strconv.Itoa(logHeader)+"\n")
 	assert.Len(t, fmt.Sprintf(logHeaderFormat, 123, 456), logHeader)
 }

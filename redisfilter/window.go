@@ -17,6 +17,10 @@ import (
 // maxGenerations bounds the bitmaps MightContain tests each value in.
 const maxGenerations = 64
 
+// gensMark is the member of a window's record of generations that makes
+// the record redisfilter's (see lua/lib.lua).
+const gensMark = "mitzbloom/redisfilter"
+
 // A Windowed filter remembers values for a sliding window of time, shared by
 // a fleet without coordination: time is cut into generations of a fixed
 // period, numbered from the Unix epoch, and each generation has its own
