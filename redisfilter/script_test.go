@@ -36,14 +36,14 @@ func (k scriptKeys) guard() []string { return []string{k.cfg, k.bitmap, k.hold, 
 
 // logOf returns a change log of epoch whose first record is at base, with
 // records, as lua/log.lua writes it.
-func logOf(epoch string, base int, records string) string {
+func logOf(epoch string, base int64, records string) string {
 	e, _ := strconv.ParseInt(epoch, 10, 64)
 	return fmt.Sprintf("mitzbloom/changes %015d %016d\n", e, base) + records
 }
 
 // logAt returns the epoch of the change log at key, the position of its
 // first record, and its records.
-func logAt(t *testing.T, rdb *redis.Client, key string) (epoch string, base int, records string) {
+func logAt(t *testing.T, rdb *redis.Client, key string) (epoch string, base int64, records string) {
 	t.Helper()
 	v, err := rdb.Get(testContext(t), key).Result()
 	require.NoError(t, err)
@@ -134,7 +134,7 @@ func TestScriptGuard(t *testing.T) {
 		require.NoError(t, unguard.Err())
 		assert.Equal(t, "\x81\x02\x03\x04\x05\x06\x07\x08", rdb.Get(ctx, k.bitmap).Val())
 		_, base, records := logAt(t, rdb, k.log)
-		assert.Equal(t, 0, base)
+		assert.Zero(t, base)
 		assert.Equal(t, offsets(0), records, "the log has the bits that were clear, each once: bit 7 was set")
 		guard, _, _ = putTx(t, rdb, k.guard(), 0, offsets(0, 7), 4096, "clear")
 		require.NoError(t, guard.Err())
@@ -657,10 +657,10 @@ func TestScriptLog(t *testing.T) {
 	// changes reads from pos, with a checkpoint at check of nheld bytes, and
 	// the 8 bytes before the end of the read, and the bitmap's first 2
 	// bytes if ranged.
-	read := func(ranged bool, epoch string, pos, most, check, nheld int) []any {
+	read := func(ranged bool, epoch string, pos int64, most int, check int64, nheld int) []any {
 		t.Helper()
 		args := []any{scriptConfig, 8, epoch, pos, most, check, nheld, 8}
-		plainArgs := []any{scriptConfig, int64(8), epoch, int64(pos), most, int64(check), nheld, 8}
+		plainArgs := []any{scriptConfig, int64(8), epoch, pos, most, check, nheld, 8}
 		if ranged {
 			args, plainArgs = append(args, 0, 1), append(plainArgs, int64(0), int64(1))
 		}
@@ -675,7 +675,7 @@ func TestScriptLog(t *testing.T) {
 		assert.Equal(t, res.([]any)[1:], plain.([]any)[1:], "plain changes(%q, %d, %d, %d, %d)", epoch, pos, most, check, nheld)
 		return res.([]any)
 	}
-	changes := func(epoch string, pos, most, check, nheld int) []any {
+	changes := func(epoch string, pos int64, most int, check int64, nheld int) []any {
 		t.Helper()
 		return read(false, epoch, pos, most, check, nheld)
 	}
