@@ -554,8 +554,9 @@ func TestClientClosed(t *testing.T) {
 					if !errors.Is(err, redisfilter.ErrClosed) {
 						notClosed = append(notClosed, err.Error())
 					}
+					enough := closed.Load() && len(errs) > 40
 					mu.Unlock()
-					if closed.Load() && len(errs) > 40 {
+					if enough {
 						return
 					}
 				}
