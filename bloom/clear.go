@@ -12,8 +12,7 @@ package bloom
 // Clear runs may be kept, forgotten, or kept in part, so that a
 // MightContain of it may report false later; put it again if it must stay.
 // A MightContain while Clear runs may report a value put before Clear
-// either way. A filter made with the deprecated [WithUnsynchronizedWrites]
-// must not be cleared while other goroutines use it.
+// either way.
 func (f *Filter[T]) Clear() { f.bits.Clear() }
 
 // Clear removes every value from r: it empties both generations in place

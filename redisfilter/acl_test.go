@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
@@ -151,6 +152,17 @@ func TestACLLines(t *testing.T) {
 				require.NoError(t, f.Merge(ctx, mustLocal(t, 300_000, who+"-merged")))
 				_, err = rw.Put(ctx, who)
 				require.NoError(t, err)
+				// A window of its own: a Put that creates a generation,
+				// and removes those it recorded that expired.
+				clock := bloomtest.NewClock(time.Now())
+				nw, err := redisfilter.OpenWindowed(ctx, rdb, filterName(t)+"-new-window", funnel.String, 1000, 0.01, time.Minute, 1, redisfilter.WithClock(clock))
+				require.NoError(t, err, "OpenWindowed creating a window")
+				for range 3 {
+					_, err = nw.Put(ctx, who)
+					require.NoError(t, err)
+					clock.Advance(time.Minute)
+				}
+				require.NoError(t, nw.Delete(ctx))
 				for _, opts := range [][]redisfilter.Option{nil, {redisfilter.WithShardBytes(shardBytes)}} {
 					g, err := redisfilter.Open(ctx, rdb, filterName(t)+"-new", funnel.String, 300_000, 0.01, opts...)
 					require.NoError(t, err, "Open creating a filter")

@@ -51,6 +51,7 @@ func TestCannotConnect(t *testing.T) {
 		cancel()
 		require.Error(t, err)
 		assert.ErrorContains(t, err, "connection refused", "%T: the error says why it could not connect", client)
+		assert.ErrorIs(t, err, redisfilter.ErrUnavailable, "%T", client)
 		t.Log(err)
 	}
 }

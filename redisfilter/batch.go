@@ -44,6 +44,13 @@ type batch struct {
 	gens     []int64 // the generation put into (one), or those read
 	expireAt string  // when the generation put into expires, Unix ms
 	now      int64   // the client's time, Unix ms: a generation recorded to expire later is lost, not expired
+	// period and generations are a window's, for a put to tell the
+	// generations it recorded from others (see lua/guard.lua).
+	period, generations int64
+	// master sends a read to the masters, for a put that tests its
+	// values first; tested tells the guard of such a put to log its bits
+	// as they are.
+	master, tested bool
 	// arena holds the arguments of a step's BITFIELDs; each step reuses
 	// it, so that a call allocates them for its biggest step, not for
 	// every value.
@@ -84,6 +91,7 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 	idx := make([]int64, 0, min(n, perTrip)*c.k)
 	bits := make([]bit, 0, min(n, perTrip)*c.k)
 	var unconfirmed unconfirmed
+	var pre answers // what a put's read found
 	for start := 0; start < n; start += perTrip {
 		trip := min(n, start+perTrip) - start
 		idx = c.appendIndexes(idx[:0], vs[start:start+trip])
@@ -92,25 +100,11 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 		} else {
 			a.unset = resize(a.unset, trip*a.ngens)
 		}
-		first := c.k // the bits of each value the first step sends
-		if !b.put && trip >= twoStepValues {
-			first = 1
-		}
-		bits = bits[:0]
-		for vi := range trip {
-			bits = c.appendBits(bits, vi, idx[vi*c.k:][:first])
-		}
-		err := c.step(ctx, b, bits, &a)
-		if err == nil && first < c.k {
-			bits = bits[:0]
-			for vi := range trip {
-				if a.found(vi) {
-					bits = c.appendBits(bits, vi, idx[vi*c.k+first:][:c.k-first])
-				}
-			}
-			if len(bits) > 0 {
-				err = c.step(ctx, b, bits, &a)
-			}
+		var err error
+		if b.put {
+			bits, err = c.put(ctx, b, bits, idx, trip, &a, &pre)
+		} else {
+			bits, err = c.test(ctx, b, bits, idx, trip, &a)
 		}
 		if err := unconfirmed.keep(err); err != nil {
 			return dst[:n0], c.wrap(ctx, b.op, err)
@@ -127,6 +121,85 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 		return dst[:n0], c.wrap(ctx, b.op, unconfirmed.err)
 	}
 	return dst, nil
+}
+
+// test tests the bits idx of a trip of values, k each, as b says, and
+// records in a which have a bit not set: in one step, or from twoStepValues
+// values on in two (see twoStepValues). It returns bits, for the next trip
+// to reuse.
+func (c *core[T]) test(ctx context.Context, b *batch, bits []bit, idx []int64, trip int, a *answers) ([]bit, error) {
+	first := c.k // the bits of each value the first step sends
+	if trip >= twoStepValues {
+		first = 1
+	}
+	bits = bits[:0]
+	for vi := range trip {
+		bits = c.appendBits(bits, vi, idx[vi*c.k:][:first])
+	}
+	err := c.step(ctx, b, bits, a)
+	if err == nil && first < c.k {
+		bits = bits[:0]
+		for vi := range trip {
+			if a.found(vi) {
+				bits = c.appendBits(bits, vi, idx[vi*c.k+first:][:c.k-first])
+			}
+		}
+		if len(bits) > 0 {
+			err = c.step(ctx, b, bits, a)
+		}
+	}
+	return bits, err
+}
+
+// put sets the bits idx of a trip of values, k each, as b says, and
+// records in a which changed a bit. A put appends to the change log only
+// the bits of values that were not in the filter (see lua/log.lua). For a
+// few values, the guard of the Put reads their bits and logs those that
+// were clear, in the same step as the BITFIELD that sets them, at the cost
+// of a script's read of each bit. From twoStepValues values on, the trip
+// first tests its values on the master, as a read does, and puts only
+// those not found, whose bits the guard logs as they are: a second round
+// trip, which costs the server less than the scripts' reads would, and
+// values already in the filter cost a read, not a write. pre holds what
+// the test found, allocated once for the biggest trip.
+func (c *core[T]) put(ctx context.Context, b *batch, bits []bit, idx []int64, trip int, a *answers, pre *answers) ([]bit, error) {
+	if trip < twoStepValues {
+		bits = bits[:0]
+		for vi := range trip {
+			bits = c.appendBits(bits, vi, idx[vi*c.k:][:c.k])
+		}
+		return bits, c.step(ctx, b, bits, a)
+	}
+	rb := &batch{op: b.op, windowed: b.windowed, gens: b.gens, now: b.now, master: true}
+	pre.ngens, pre.unset = 1, resize(pre.unset, trip)
+	bits, err := c.test(ctx, rb, bits, idx, trip, pre)
+	tested := err == nil
+	switch {
+	case isProblem(err):
+		// A shard that the read finds wrong: the guards of a put of
+		// every value say what is wrong with each shard, and refuse
+		// them, and write the others.
+		clear(pre.unset)
+		for vi := range trip {
+			pre.unset[vi] = true
+		}
+	case err != nil:
+		return bits, err
+	}
+	bits = bits[:0]
+	for vi := range trip {
+		if !pre.found(vi) {
+			bits = c.appendBits(bits, vi, idx[vi*c.k:][:c.k])
+		}
+	}
+	if len(bits) == 0 {
+		return bits, nil
+	}
+	tb := *b
+	tb.tested = tested
+	err = c.step(ctx, &tb, bits, a)
+	b.arena = tb.arena
+	return bits, err
 }
 
 // appendIndexes appends the k bit indexes of each value of vs to idx.
@@ -173,8 +246,11 @@ func (c *core[T]) step(ctx context.Context, b *batch, bits []bit, a *answers) er
 		reqs = append(reqs, c.newRequest(&c.shards[bits[from].shard], bits[from:to], b))
 	}
 	rt := anyNode
-	if b.put {
+	switch {
+	case b.put:
 		rt = write
+	case b.master:
+		rt = master
 	}
 	c.sendChecked(ctx, reqs, rt, func(r *request) error { return c.readReplies(r, b, nil) })
 	var unconfirmed unconfirmed

@@ -150,8 +150,9 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T], only []bool
 			continue
 		}
 		s := ch.shard
-		keys := []string{s.cfgKey, s.key, s.key + tmp + ":a", s.key + tmp + ":b", s.logKey, s.logState}
-		calls = append(calls, call{s, keys, []any{c.cfg, s.nbytes(), ch.from, bits, c.logBytes, c.logBytes / 4 / 4, newEpoch()}})
+		keys := []string{s.cfgKey, s.key, s.key + tmp + ":a", s.key + tmp + ":b", s.logKey}
+		logCap := c.logCap(s)
+		calls = append(calls, call{s, keys, []any{c.cfg, s.nbytes(), ch.from, bits, logCap, logCap / 4 / 4, newEpoch()}})
 		if len(calls) == chunksPerTrip {
 			if err := flush(); err != nil {
 				return err

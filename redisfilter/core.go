@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/bloom/raw"
@@ -115,13 +116,25 @@ func (c *core[T]) configKeys() []string {
 	return keys
 }
 
-// delete removes the keys of each shard that keys returns, one DEL per
-// shard, pipelined.
-func (c *core[T]) delete(ctx context.Context, keys func(s int) []string) error {
-	pipe := c.rdb.Pipeline()
+// delete runs delete.lua on each shard, with the call that del returns,
+// and reports the keys it left, which hold what redisfilter did not write.
+func (c *core[T]) delete(ctx context.Context, del func(s int) call) error {
+	calls := make([]call, len(c.shards))
 	for i := range c.shards {
-		pipe.Del(ctx, keys(i)...)
+		calls[i] = del(i)
 	}
-	_, err := pipe.Exec(ctx)
-	return c.wrap(ctx, "delete", err)
+	var left []string
+	for _, rep := range c.runScript(ctx, deleteScript, write, calls) {
+		if rep.err != nil {
+			return c.wrap(ctx, "delete", rep.err)
+		}
+		keys, _ := rep.val.([]any)
+		for _, k := range keys {
+			left = append(left, fmt.Sprint(k))
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("%w: delete %q: left %s, which redisfilter did not write: delete them, or leave them", ErrNotFilter, c.name, strings.Join(left, ", "))
+	}
+	return nil
 }

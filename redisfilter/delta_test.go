@@ -22,11 +22,17 @@ import (
 // of shardBytes, each with a Filter of its own.
 func deltaHybrids(ctx context.Context, t *testing.T, rdb redis.UniversalClient, n int, opts ...redisfilter.Option) []*redisfilter.Hybrid[string] {
 	t.Helper()
+	return openHybrids(ctx, t, rdb, n, 300_000, append([]redisfilter.Option{redisfilter.WithShardBytes(shardBytes)}, opts...)...)
+}
+
+// openHybrids opens n Hybrids over one filter of the test's name for
+// expected strings, each with a Filter of its own.
+func openHybrids(ctx context.Context, t *testing.T, rdb redis.UniversalClient, n int, expected int64, opts ...redisfilter.Option) []*redisfilter.Hybrid[string] {
+	t.Helper()
 	name := filterName(t)
-	opts = append([]redisfilter.Option{redisfilter.WithShardBytes(shardBytes)}, opts...)
 	hs := make([]*redisfilter.Hybrid[string], n)
 	for i := range hs {
-		f, err := redisfilter.Open(ctx, rdb, name, funnel.String, 300_000, 0.01, opts...)
+		f, err := redisfilter.Open(ctx, rdb, name, funnel.String, expected, 0.01, opts...)
 		require.NoError(t, err)
 		if i == 0 {
 			t.Cleanup(func() { f.Delete(context.Background()) })
@@ -143,10 +149,11 @@ func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
 	}
 	hs := deltaHybrids(ctx, t, rdb, fleet, redisfilter.WithChangeLog(16<<10))
 	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		put    []string
-		failed int
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		put     []string
+		failed  int
+		untyped errorTally
 	)
 	half := make(chan struct{})
 	var halfOnce sync.Once
@@ -165,7 +172,8 @@ func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
 				}
 				if r.IntN(50) == 0 {
 					sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-					if h.Sync(sctx) != nil {
+					if err := h.Sync(sctx); err != nil {
+						untyped.note(err)
 						mu.Lock()
 						failed++
 						mu.Unlock()
@@ -198,6 +206,7 @@ func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
 				if err == nil {
 					break
 				}
+				untyped.note(err)
 				require.True(t, time.Now().Before(deadline), "round %d: Hybrid %d cannot sync: %v", round, i, err)
 				time.Sleep(100 * time.Millisecond)
 			}
@@ -223,10 +232,8 @@ func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
 	require.NoError(t, err)
 	snap, err := f.Snapshot(ctx)
 	require.NoError(t, err)
-	assert.True(t, snap.Equal(want), "Redis differs from a filter of every value put")
-	for i, h := range hs {
-		assert.True(t, h.Copy().Equal(snap), "Hybrid %d differs from Redis", i)
-	}
+	checkFleet(t, want, snap, hs, put)
+	untyped.check(t)
 }
 
 // TestHybridOverflowCarriedOver makes the Sync that finds the ring

@@ -36,8 +36,7 @@
 //	{name}:config          its parameters and identity, as in
 //	                       mitzbloom/redisfilter v1 bits=9600 k=7 strategy=MURMUR128_MITZ_64 funnel="funnel.String" id=5f0c2a9e81d4b7c3 n=1000 p=0.01
 //	{name}:hold            where a Put that finds the filter changed moves the bitmap for an instant
-//	{name}:changes         the change log: the offsets of the bits set lately, 4 bytes each (see [WithChangeLog])
-//	{name}:changes-state   the log's epoch and the position of its first record
+//	{name}:changes         the change log: a header, then the offsets of the bits set lately, 4 bytes each (see [WithChangeLog])
 //
 // # Shards
 //
@@ -92,14 +91,23 @@
 // so a filter re-created with other parameters gives an error wrapping
 // [ErrMismatch], and one re-created with the same parameters (a new id) or
 // whose keys are gone an error wrapping [ErrLost], never wrong answers or
-// corrupted bits. A key of the wrong type or length gives [ErrNotFilter];
-// so does, at Open, before it writes anything, any key that Open would
-// write (the config, bitmap, hold, change log and log state keys of each
-// shard) holding what redisfilter did not write there: Open never
-// overwrites it. A
-// windowed filter ([OpenWindowed]) keeps one bitmap per generation,
-// {name}:<generation>, beside the same config key, and records the
-// generations it created in the sorted set {name}:generations.
+// corrupted bits.
+//
+// Nothing that redisfilter did not write is ever changed or deleted. Each
+// key carries a mark that redisfilter writes, which every script that
+// writes the key checks in the same atomic step: the config key holds a
+// config, which names its creation; a shard's bitmap is the one beside its
+// config; the hold key holds "mitzbloom"; the change log starts with its
+// header; a window's record of generations holds a member of its own, and
+// its generations are the bitmaps it records. A key of the filter that
+// holds anything else (another type, a string of the wrong length, or one
+// without its mark) gives an error wrapping [ErrNotFilter] that names it,
+// and the call writes nothing there: Open before it writes anything, and
+// every later call that would write it. [Filter.Delete] deletes only the
+// keys that carry their marks. A windowed filter ([OpenWindowed]) keeps
+// one bitmap per generation, {name}:<generation>, beside the same config
+// key, and records the generations it created in the sorted set
+// {name}:generations.
 //
 // Names are at most 256 bytes of UTF-8 without '{', '}', '#' or control
 // characters, on every kind of server alike. The scripts use Redis 7's
@@ -112,9 +120,13 @@
 // shard, and send them in one pipeline per node (the nodes in parallel) for
 // each batch of up to 16 × 4096 offsets (9362 values at k = 7): each
 // BITFIELD sets or tests at most 4096 bits, so that no command holds Redis
-// for more than a millisecond. So PutMany costs one round trip per node for
-// each such batch, and MightContainMany of 16 values or more two (see
-// above), the second if some value's first bit is set. With a ClusterClient
+// for more than a millisecond. So MightContainMany costs one round trip per
+// node for each such batch, two from 16 values on (see above), the second
+// if some value's first bit is set. A PutMany of fewer than 16 values costs
+// one; from 16 values on it first reads them, on the masters, as
+// MightContainMany does, and then puts only those it did not find, so that
+// values already in the filter cost a read, and append nothing to the
+// change log: one or two round trips more. With a ClusterClient
 // created with ReadOnly, reads go to replicas, chosen as go-redis chooses
 // them (RouteByLatency, RouteRandomly); a replica may lag its master, so a
 // read there may miss a put acknowledged a moment before. A read that a

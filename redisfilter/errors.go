@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -12,13 +13,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The errors of this package about the filter in Redis wrap one of these
-// sentinels, so that callers can test for them with errors.Is; the message
-// says which key and what to do. Errors for bad arguments wrap
-// [bloom.ErrInvalidArgument], for merging an incompatible local filter
-// [bloom.ErrIncompatible]. Other errors of Redis and of the network are
-// returned wrapped, so that errors.Is finds context.DeadlineExceeded and
-// errors.As a redis.Error among them.
+// The errors of this package about the filter in Redis, and about the
+// network and the client, wrap one of these sentinels, so that callers can
+// test for them with errors.Is; the message says which key and what to do.
+// Errors for bad arguments wrap [bloom.ErrInvalidArgument], for merging an
+// incompatible local filter [bloom.ErrIncompatible]. The errors of Redis and
+// of the network are wrapped too, so that errors.Is finds
+// context.DeadlineExceeded and errors.As a redis.Error or a *net.OpError
+// among them. An error that the caller's cancellation of the context
+// caused wraps context.Canceled, and no sentinel of this package. Any other
+// error of Redis, of a kind no sentinel stands for, is returned wrapped as
+// it is.
 var (
 	// ErrMismatch is returned by Open, and by any call, when the filter's
 	// config key holds other parameters (bit size, number of hash
@@ -51,9 +56,11 @@ var (
 	// [ErrLost].
 	ErrEvictable = errors.New("redisfilter: server may evict the filter")
 
-	// ErrNotFilter is returned when a key of the filter holds something
-	// other than a filter: a value of another type, or a string of the
-	// wrong length. Delete the key or use another name.
+	// ErrNotFilter is returned when a key of the filter holds what
+	// redisfilter did not write: a value of another type, a string of the
+	// wrong length, or one without the mark that redisfilter writes there
+	// (see the package documentation). The message names the key, and the
+	// call wrote nothing there. Delete the key or use another name.
 	ErrNotFilter = errors.New("redisfilter: key holds no filter")
 
 	// ErrOutOfMemory wraps Redis's OOM error, returned by the calls that
@@ -88,6 +95,21 @@ var (
 	// lose them. Writes can be repeated: retry, and if it persists, look at
 	// the replicas (INFO replication).
 	ErrNotReplicated = errors.New("redisfilter: write not confirmed by replicas")
+
+	// ErrUnavailable is returned when the server cannot be reached (the
+	// connection is refused, or its name does not resolve), drops the
+	// connection during a call, or does not answer within the call's
+	// deadline or the client's timeouts. It wraps the cause: the network's
+	// error (errors.As finds a *net.OpError), and context.DeadlineExceeded
+	// for a call that reached its deadline. A write that got it may or may
+	// not have run; a read answered nothing. Retry; a Hybrid's next Sync
+	// pushes again what the failed one did not.
+	ErrUnavailable = errors.New("redisfilter: server unavailable")
+
+	// ErrClosed is returned by calls on a client that was closed (go-redis's
+	// Client.Close or ClusterClient.Close), and by those that the closing
+	// cut short. Use a client that is not closed.
+	ErrClosed = errors.New("redisfilter: client is closed")
 )
 
 // A problem is what a check of a filter's keys found wrong, in Go or in a
@@ -302,7 +324,33 @@ func (c *core[T]) wrap(ctx context.Context, op string, err error) error {
 		}
 	}
 	c.reloadSlots(err)
+	if sentinel := networkSentinel(err); sentinel != nil {
+		return fmt.Errorf("%w: %s %q: %w", sentinel, op, c.name, err)
+	}
 	return fmt.Errorf("redisfilter: %s %q: %w", op, c.name, err)
+}
+
+// networkSentinel returns the sentinel of err, an error of the network or
+// of the client: ErrClosed for a client closed, ErrUnavailable for a server
+// that could not be reached, dropped the connection or did not answer in
+// time; nil for the caller's cancellation, and for what is none of these.
+func networkSentinel(err error) error {
+	var nerr net.Error
+	switch {
+	case errors.Is(err, redis.ErrClosed) || errors.Is(err, net.ErrClosed):
+		// go-redis's error for a client closed, and the network's for a
+		// connection that its closing closed under a call.
+		return ErrClosed
+	case errors.Is(err, context.Canceled):
+		return nil
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, redis.ErrPoolTimeout):
+		// A *net.OpError, of a dial refused, a connection reset or a
+		// timeout, is a net.Error; a connection the server closed ends
+		// in EOF.
+		return ErrUnavailable
+	}
+	return nil
 }
 
 // contextCause returns ctx's error if ctx is done, or if err is a timeout

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 
 	"github.com/mitzbloom/mitzbloom/strategy"
@@ -96,4 +100,30 @@ func TestWrap(t *testing.T) {
 	assert.Nil(t, c.wrap(context.Background(), "put", nil))
 	deadline := c.wrap(context.Background(), "put", fmt.Errorf("read: %w", context.DeadlineExceeded))
 	assert.ErrorIs(t, deadline, context.DeadlineExceeded)
+	assert.ErrorIs(t, deadline, ErrUnavailable)
+
+	// The network's errors and the client's.
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	for _, tc := range []struct {
+		err      error
+		sentinel error
+	}{
+		{refused, ErrUnavailable},
+		{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, ErrUnavailable},
+		{io.EOF, ErrUnavailable},
+		{fmt.Errorf("reading reply: %w", io.ErrUnexpectedEOF), ErrUnavailable},
+		{redis.ErrPoolTimeout, ErrUnavailable},
+		{redis.ErrClosed, ErrClosed},
+		{&net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed}, ErrClosed},
+	} {
+		err := c.wrap(context.Background(), "sync", tc.err)
+		assert.ErrorIs(t, err, tc.sentinel, "%v", tc.err)
+		assert.ErrorIs(t, err, tc.err, "%v: the cause stays in the chain", tc.err)
+	}
+	var opErr *net.OpError
+	assert.True(t, errors.As(c.wrap(context.Background(), "sync", refused), &opErr), "errors.As finds the network's error")
+	cancelled := c.wrap(context.Background(), "sync", fmt.Errorf("read: %w", context.Canceled))
+	assert.ErrorIs(t, cancelled, context.Canceled)
+	assert.NotErrorIs(t, cancelled, ErrUnavailable, "the caller's cancellation is not the server's")
+	assert.NotErrorIs(t, cancelled, ErrClosed)
 }

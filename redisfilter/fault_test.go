@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,8 +33,45 @@ const (
 	callSlack   = 2 * time.Second
 )
 
+// sentinels are the errors of the package: every error of a call wraps one
+// of them, but for the caller's cancellation of its context.
+var sentinels = []error{
+	redisfilter.ErrMismatch, redisfilter.ErrLost, redisfilter.ErrEvictable, redisfilter.ErrNotFilter,
+	redisfilter.ErrOutOfMemory, redisfilter.ErrNoPermission, redisfilter.ErrTryAgain, redisfilter.ErrNotReplicated,
+	redisfilter.ErrUnavailable, redisfilter.ErrClosed,
+}
+
+// An errorTally counts the errors of calls that wrap none of the package's
+// sentinels, and keeps a few for the failure's message.
+type errorTally struct {
+	mu      sync.Mutex
+	n       int
+	samples []string
+}
+
+// note counts err if it is not nil and wraps none of sentinels.
+func (e *errorTally) note(err error) {
+	if err == nil || slices.ContainsFunc(sentinels, func(s error) bool { return errors.Is(err, s) }) {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.n++
+	if len(e.samples) < 5 {
+		e.samples = append(e.samples, err.Error())
+	}
+}
+
+// check fails t if an error counted.
+func (e *errorTally) check(t *testing.T) {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	assert.Zero(t, e.n, "errors that wrap none of the package's sentinels, such as %q", e.samples)
+}
+
 // faultServer starts a server of the test's own and stops it when t ends.
-func faultServer(t *testing.T, args ...string) *redisServer {
+func faultServer(t testing.TB, args ...string) *redisServer {
 	t.Helper()
 	requireRedisServer(t)
 	srv, err := startRedis(false, args...)
@@ -77,6 +116,10 @@ type load struct {
 	oks     map[int32]int
 	errs    map[int32]int
 	samples []string // errors outside phaseDown, to log
+	untyped errorTally
+	// unavailable counts the errors of calls made while the server was
+	// down all along that wrap ErrUnavailable and the network's error.
+	unavailable int
 }
 
 const (
@@ -137,6 +180,11 @@ func (l *load) run(g int) {
 		l.put = append(l.put, put...)
 		if elapsed > callTimeout+callSlack {
 			l.late = append(l.late, fmt.Sprintf("call %d took %v (err %v)", i%5, elapsed, err))
+		}
+		l.untyped.note(err)
+		var nerr *net.OpError
+		if downThroughout && errors.Is(err, redisfilter.ErrUnavailable) && errors.As(err, &nerr) {
+			l.unavailable++
 		}
 		if err != nil {
 			l.errs[phase]++
@@ -215,6 +263,8 @@ func TestFaultServerKilled(t *testing.T) {
 	}
 	assert.Zero(t, l.okDown, "calls succeeded while the server was down")
 	assert.Empty(t, l.late, "calls overran their deadline")
+	l.untyped.check(t)
+	assert.Positive(t, l.unavailable, "no call made while the server was down said it was unavailable, with the network's error")
 
 	// Back to normal: every kind of call succeeds.
 	_, err = f.Put(ctx, "after")
@@ -265,8 +315,8 @@ func TestFaultServerFrozen(t *testing.T) {
 				err = fmt.Errorf("call took %v (%w)", elapsed, err)
 			} else if err == nil {
 				err = errors.New("call succeeded against a frozen server")
-			} else if !errors.Is(err, context.DeadlineExceeded) {
-				err = fmt.Errorf("the error does not wrap context.DeadlineExceeded: %w", err)
+			} else if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, redisfilter.ErrUnavailable) {
+				err = fmt.Errorf("the error does not wrap context.DeadlineExceeded and ErrUnavailable: %w", err)
 			} else {
 				t.Logf("goroutine %d: %v after %v", g, err, elapsed.Round(time.Millisecond))
 				err = nil
@@ -372,6 +422,7 @@ func TestFaultFailover(t *testing.T) {
 	replicaClient := newClient(replica.socket())
 	t.Cleanup(func() { replicaClient.Close() })
 
+	var untyped errorTally
 	killed := time.Now()
 	victim.halt(syscall.SIGKILL)
 	var promoted, firstFailure, recovered time.Time
@@ -388,6 +439,7 @@ func TestFaultFailover(t *testing.T) {
 		cancel()
 		took := time.Since(start)
 		assert.Less(t, took, callTimeout+callSlack, "a call outlived its deadline")
+		untyped.note(err)
 		if err != nil {
 			if firstFailure.IsZero() {
 				firstFailure = time.Now()
@@ -409,10 +461,11 @@ func TestFaultFailover(t *testing.T) {
 		promoted.Sub(killed).Round(time.Millisecond), firstFailure.Sub(killed).Round(time.Millisecond),
 		recovered.Sub(killed).Round(time.Millisecond), failures, recovered.Sub(promoted).Round(time.Millisecond))
 	assert.Less(t, recovered.Sub(promoted), 10*time.Second, "calls kept failing long after the promotion")
+	untyped.check(t)
 }
 
 // TestFaultDeadlineTyped makes calls of every kind against a frozen server,
-// with deadlines of many lengths: every error wraps
+// with deadlines of many lengths: every error wraps ErrUnavailable and
 // context.DeadlineExceeded, which some, ending in a network timeout at the
 // deadline a moment before the context knew it was done, did not.
 func TestFaultDeadlineTyped(t *testing.T) {
@@ -452,7 +505,7 @@ func TestFaultDeadlineTyped(t *testing.T) {
 				cctx, cancel := context.WithTimeout(context.Background(), time.Duration(5+(g*25+i)%60)*time.Millisecond)
 				err := call(cctx)
 				cancel()
-				if !errors.Is(err, context.DeadlineExceeded) {
+				if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, redisfilter.ErrUnavailable) {
 					untyped <- fmt.Sprintf("call %d: %v", (g+i)%len(calls), err)
 				}
 			}
@@ -464,5 +517,58 @@ func TestFaultDeadlineTyped(t *testing.T) {
 	for s := range untyped {
 		bad = append(bad, s)
 	}
-	assert.Empty(t, bad, "errors at a deadline that do not wrap context.DeadlineExceeded")
+	assert.Empty(t, bad, "errors at a deadline that do not wrap context.DeadlineExceeded and ErrUnavailable")
+}
+
+// TestClientClosed closes a client while Hybrids sync through it and
+// goroutines put through it: every call that fails then, and every call
+// after, wraps ErrClosed.
+func TestClientClosed(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testContext(t)
+		hs := deltaHybrids(ctx, t, rdb, 4)
+		f, err := redisfilter.Open(ctx, rdb, filterName(t), funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes))
+		require.NoError(t, err)
+		var (
+			wg              sync.WaitGroup
+			closed          atomic.Bool
+			mu              sync.Mutex
+			errs, notClosed []string
+		)
+		for i, h := range hs {
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(uint64(i), 96))
+				for j := 0; j < 20 || !closed.Load(); j++ {
+					h.PutMany(randomStrings(r, 50))
+					var err error
+					if i%2 == 0 {
+						err = h.Sync(ctx)
+					} else {
+						err = f.PutMany(ctx, randomStrings(r, 50))
+					}
+					if err == nil {
+						continue
+					}
+					mu.Lock()
+					errs = append(errs, err.Error())
+					if !errors.Is(err, redisfilter.ErrClosed) {
+						notClosed = append(notClosed, err.Error())
+					}
+					enough := closed.Load() && len(errs) > 40
+					mu.Unlock()
+					if enough {
+						return
+					}
+				}
+			})
+		}
+		time.Sleep(100 * time.Millisecond)
+		require.NoError(t, rdb.Close())
+		closed.Store(true)
+		wg.Wait()
+		t.Logf("%d errors, such as %q", len(errs), errs[:min(len(errs), 2)])
+		assert.Empty(t, notClosed, "errors after the client was closed that do not wrap ErrClosed")
+		_, err = f.MightContain(ctx, "x")
+		assert.ErrorIs(t, err, redisfilter.ErrClosed)
+	})
 }

@@ -83,9 +83,12 @@ func (f *Filter[T]) MightContain(ctx context.Context, v T) (bool, error) {
 	return len(res) == 1 && res[0], err
 }
 
-// PutMany adds every value of vs to f, in one round trip per node for
-// batches of up to ⌊65536/k⌋ values (see the package documentation). On error, some of the
-// values may have been added.
+// PutMany adds every value of vs to f. In batches of up to ⌊65536/k⌋
+// values, it puts fewer than 16 in one round trip per node; from 16 on, it
+// first reads them as MightContainMany does, on the masters, in one or two
+// round trips, and then puts those it did not find, in one more (see the
+// package documentation). On error, some of the values may have been
+// added.
 func (f *Filter[T]) PutMany(ctx context.Context, vs []T) error {
 	_, err := f.c.run(ctx, &batch{op: "putMany", put: true}, vs, nil)
 	return err
@@ -137,13 +140,16 @@ func (f *Filter[T]) BitCount(ctx context.Context) (int64, error) {
 	return counts[0], nil
 }
 
-// Delete removes f's keys from Redis. Calls on f, and on other Filters of the
-// same name, then return errors wrapping [ErrLost] until the filter is
-// opened again.
+// Delete removes f's keys from Redis: those that redisfilter wrote, as
+// the marks it writes tell, each shard's in one atomic step. A key of the
+// filter's that holds what redisfilter did not write is left as it is, and
+// Delete returns an error wrapping [ErrNotFilter] that names it. Calls on
+// f, and on other Filters of the same name, then return errors wrapping
+// [ErrLost] until the filter is opened again.
 func (f *Filter[T]) Delete(ctx context.Context) error {
-	return f.c.delete(ctx, func(i int) []string {
+	return f.c.delete(ctx, func(i int) call {
 		s := &f.c.shards[i]
-		return []string{s.key, s.cfgKey, s.holdKey, s.logKey, s.logState}
+		return call{s, []string{s.cfgKey, s.key, s.holdKey, s.logKey}, []any{"bitmap"}}
 	})
 }
 

@@ -43,7 +43,11 @@ import (
 // [Hybrid.Stats] tells what each Sync moved.
 //
 // A Hybrid is safe for concurrent use by multiple goroutines; Put and
-// MightContain take no lock, and Syncs run one at a time.
+// MightContain take no lock, and Syncs run one at a time. It starts no
+// goroutine and holds nothing but memory: [Hybrid.Run] syncs in its
+// caller's goroutine until its context is done, so there is no Close; call
+// Sync once more before dropping a Hybrid whose last puts must reach
+// Redis.
 type Hybrid[T any] struct {
 	remote *Filter[T]
 	local  *bloom.Filter[T]
@@ -119,10 +123,18 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 // The next Sync pushes it to Redis. With the built-in funnels, Put does not
 // allocate.
 func (h *Hybrid[T]) Put(v T) bool {
+	// A value already in the local filter was pushed, or read from Redis,
+	// or is recorded for the next push by the Put that set its bits, which
+	// records a value before it sets it: a value whose bits another Put is
+	// setting is pushed by the next Sync after either Put returns.
+	if h.local.MightContain(v) {
+		return false
+	}
 	h1, h2 := h.hash.Sum128(v)
+	full := h.changes.record(h1, h2)
 	changed := raw.PutHash(h.local, h1, h2)
-	if changed {
-		h.changes.add(h1, h2)
+	if full != nil {
+		full.settle()
 	}
 	return changed
 }
@@ -140,17 +152,25 @@ func (h *Hybrid[T]) MightContain(v T) bool {
 // funnels, PutMany does not allocate.
 func (h *Hybrid[T]) PutMany(vs []T) {
 	// 128 values at a time, as many as bloom's PutMany and PutHashes
-	// prefetch at once.
+	// prefetch at once. As Put does, it records the values not in the
+	// local filter before it sets them.
 	var hs [128]raw.Hash
-	var changed [len(hs)]bool
+	var found [len(hs)]bool
+	var full [len(hs)]*changeRing
 	for len(vs) > 0 {
 		n := min(len(vs), len(hs))
-		for i, v := range vs[:n] {
-			hs[i].H1, hs[i].H2 = h.hash.Sum128(v)
+		m := 0
+		for i, ok := range h.local.MightContainMany(found[:0], vs[:n]) {
+			if !ok {
+				hs[m].H1, hs[m].H2 = h.hash.Sum128(vs[i])
+				full[m] = h.changes.record(hs[m].H1, hs[m].H2)
+				m++
+			}
 		}
-		for i, c := range raw.PutHashes(h.local, changed[:0], hs[:n]) {
-			if c {
-				h.changes.add(hs[i].H1, hs[i].H2)
+		raw.PutHashes(h.local, found[:0], hs[:m])
+		for _, r := range full[:m] {
+			if r != nil {
+				r.settle()
 			}
 		}
 		vs = vs[n:]

@@ -92,23 +92,34 @@ func TestChangeRing(t *testing.T) {
 	require.Len(t, seen, want, "hashes drained of values whose Put changed nothing")
 }
 
-// TestChangeRingOverflow fills small rings: adds past their size are
-// dropped, and the next drain says so, and returns the ones that fit.
+// TestChangeRingOverflow fills small rings: records past their size are
+// dropped, and a drain while a value that found its ring full is being set,
+// and the next drain after, say so, and return the ones that fit.
 func TestChangeRingOverflow(t *testing.T) {
 	r := newChangeRings(10) // 2 slots a ring
+	var full []*changeRing
 	for i := range uint64(40) {
-		r.add(i, i) // to ring i%8: 5 adds each
+		if f := r.record(i, i); f != nil { // to ring i%8: 5 records each
+			full = append(full, f)
+		}
 	}
+	require.Len(t, full, 24, "the records past 2 a ring")
 	hs, overflowed := r.drain(nil)
-	assert.True(t, overflowed)
+	assert.True(t, overflowed, "a drain while the values are being set")
 	var want [][2]uint64
 	for ring := range uint64(ringCount) {
 		want = append(want, [2]uint64{ring, ring}, [2]uint64{ring + 8, ring + 8})
 	}
 	assert.Equal(t, want, hs, "the first two of each ring")
-	r.add(100, 100)
+	for _, f := range full {
+		f.settle()
+	}
 	hs, overflowed = r.drain(nil)
-	assert.False(t, overflowed, "the overflow is reported once")
+	assert.True(t, overflowed, "the drain after the values are set")
+	assert.Empty(t, hs)
+	assert.Nil(t, r.record(100, 100))
+	hs, overflowed = r.drain(nil)
+	assert.False(t, overflowed, "the overflow is reported until a drain after the values are set")
 	assert.Equal(t, [][2]uint64{{100, 100}}, hs)
 }
 

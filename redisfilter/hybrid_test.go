@@ -3,6 +3,7 @@ package redisfilter_test
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -141,6 +142,43 @@ func TestHybridPutsDuringSync(t *testing.T) {
 	snap, err := remote.Snapshot(ctx)
 	require.NoError(t, err)
 	assert.True(t, snap.Equal(h.Copy()), "Redis and the only replica differ after a final Sync")
+}
+
+// TestHybridPutBehindAnother puts a value whose bits another goroutine's
+// PutMany has just set, among 127 others it is still setting: the Put
+// changes nothing, and the Sync that follows it must push the value all
+// the same, since the Put returned before the Sync started.
+func TestHybridPutBehindAnother(t *testing.T) {
+	ctx := testContext(t)
+	hs := deltaHybrids(ctx, t, sharedClient(t), 1)
+	h := hs[0]
+	f, err := redisfilter.Open(ctx, sharedClient(t), filterName(t), funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes))
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(17, 18))
+	var seen []string
+	missing := 0
+	const rounds = 100
+	for range rounds {
+		batch := randomStrings(r, 128, seen)
+		seen = append(seen, batch...)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			h.PutMany(batch)
+		}()
+		for !h.MightContain(batch[0]) {
+			runtime.Gosched()
+		}
+		assert.False(t, h.Put(batch[0]), "a Put of a value whose bits are set")
+		require.NoError(t, h.Sync(ctx))
+		ok, err := f.MightContain(ctx, batch[0])
+		require.NoError(t, err)
+		if !ok {
+			missing++
+		}
+		<-done
+	}
+	assert.Zero(t, missing, "of %d values put after another goroutine set their bits, Redis lacks some after a Sync", rounds)
 }
 
 // TestHybridRebuildsLostFilter: when Redis loses the filter, the next Sync

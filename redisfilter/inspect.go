@@ -50,7 +50,7 @@ func (c *core[T]) inspectCall(s *shard) call {
 	if c.windowed {
 		return call{s, []string{s.cfgKey, s.gensKey, s.holdKey}, []any{"generations"}}
 	}
-	return call{s, []string{s.cfgKey, s.key, s.holdKey, s.logKey, s.logState}, []any{"bitmap"}}
+	return call{s, []string{s.cfgKey, s.key, s.holdKey, s.logKey}, []any{"bitmap"}}
 }
 
 // inspectCalls runs calls of inspect.lua on the shards' masters.

@@ -85,9 +85,10 @@ func hybridsUnderLag(ctx context.Context, t *testing.T, rdb *redis.ClusterClient
 	const fleet = 8
 	hs := deltaHybrids(ctx, t, rdb, fleet, redisfilter.WithChangeLog(4096))
 	var (
-		mu    sync.Mutex
-		acked []string // values whose Hybrid's Sync returned nil after their Put
-		wg    sync.WaitGroup
+		mu      sync.Mutex
+		acked   []string // values whose Hybrid's Sync returned nil after their Put
+		wg      sync.WaitGroup
+		untyped errorTally
 	)
 	stop := make(chan struct{})
 	for i, h := range hs {
@@ -107,6 +108,7 @@ func hybridsUnderLag(ctx context.Context, t *testing.T, rdb *redis.ClusterClient
 				sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 				err := h.Sync(sctx)
 				cancel()
+				untyped.note(err)
 				if err == nil {
 					mu.Lock()
 					acked = append(acked, batch...)
@@ -158,4 +160,5 @@ func hybridsUnderLag(ctx context.Context, t *testing.T, rdb *redis.ClusterClient
 		}
 		assert.Zero(t, missing, "values missing from Hybrid %d's copy", i)
 	}
+	untyped.check(t)
 }

@@ -36,15 +36,14 @@ const (
 // A shard is one Redis string of a filter: a contiguous range of Guava's
 // words, with the keys that check it, all in one hash slot.
 type shard struct {
-	first    int64  // the filter's bit that is the shard's bit 0
-	nbits    int64  // a multiple of 64
-	tag      string // the hash tag of the shard's keys
-	key      string // the bitmap, {tag}
-	cfgKey   string // {tag}:config
-	holdKey  string // {tag}:hold, where a Put's guard moves a bitmap it must not touch
-	gensKey  string // {tag}:generations, a window's record of its generations
-	logKey   string // {tag}:changes, a plain filter's change log
-	logState string // {tag}:changes-state, its epoch and first position
+	first   int64  // the filter's bit that is the shard's bit 0
+	nbits   int64  // a multiple of 64
+	tag     string // the hash tag of the shard's keys
+	key     string // the bitmap, {tag}
+	cfgKey  string // {tag}:config
+	holdKey string // {tag}:hold, where a Put's guard moves a bitmap it must not touch
+	gensKey string // {tag}:generations, a window's record of its generations
+	logKey  string // {tag}:changes, a plain filter's change log
 }
 
 func (s *shard) nbytes() int64 { return s.nbits / 8 }
@@ -121,15 +120,14 @@ func layout(name string, bitSize, shardBytes int64) []shard {
 		}
 		first := int64(i) * shardBits
 		shards[i] = shard{
-			first:    first,
-			nbits:    min(shardBits, bitSize-first),
-			tag:      tag,
-			key:      "{" + tag + "}",
-			cfgKey:   "{" + tag + "}:config",
-			holdKey:  "{" + tag + "}:hold",
-			gensKey:  "{" + tag + "}:generations",
-			logKey:   "{" + tag + "}:changes",
-			logState: "{" + tag + "}:changes-state",
+			first:   first,
+			nbits:   min(shardBits, bitSize-first),
+			tag:     tag,
+			key:     "{" + tag + "}",
+			cfgKey:  "{" + tag + "}:config",
+			holdKey: "{" + tag + "}:hold",
+			gensKey: "{" + tag + "}:generations",
+			logKey:  "{" + tag + "}:changes",
 		}
 	}
 	return shards

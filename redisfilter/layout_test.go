@@ -55,7 +55,7 @@ func TestShardLayout(t *testing.T) {
 		require.Len(t, shards, 1)
 		s := shards[0]
 		assert.Equal(t, shard{first: 0, nbits: 9600, tag: name, key: "{users}", cfgKey: "{users}:config", holdKey: "{users}:hold", gensKey: "{users}:generations",
-			logKey: "{users}:changes", logState: "{users}:changes-state"}, s)
+			logKey: "{users}:changes"}, s)
 		assert.Equal(t, "{users}:1234", s.genKey(1234))
 		assert.Equal(t, "{users}", s.dataKey(false))
 		assert.Equal(t, "{users}:generations", s.dataKey(true))

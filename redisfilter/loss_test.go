@@ -2,8 +2,15 @@ package redisfilter_test
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
+	"net"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -51,7 +58,7 @@ func TestPartialLoss(t *testing.T) {
 				require.NotEmpty(t, survived)
 				t.Logf("shards %v lost; %d of %d values have no bit in them", lost, len(survived), len(values))
 				for _, s := range lost {
-					require.NoError(t, rdb.Del(ctx, f.Keys()[s], f.ConfigKeys()[s], f.Keys()[s]+":hold", f.Keys()[s]+":changes", f.Keys()[s]+":changes-state").Err())
+					require.NoError(t, rdb.Del(ctx, f.Keys()[s], f.ConfigKeys()[s], f.Keys()[s]+":hold", f.Keys()[s]+":changes").Err())
 				}
 
 				if how == "Sync" {
@@ -149,4 +156,152 @@ func TestHybridHistoryOfOneShard(t *testing.T) {
 	st = h.Stats().Last
 	assert.False(t, st.FullPush, "the Sync after")
 	assert.Zero(t, st.FullPulls, "the Sync after")
+}
+
+// A lossyPair is a master and its replica behind one client, whose
+// connections go to the master until failOver sends them to the replica,
+// as a client behind a proxy or a DNS name sees a failover: detach makes
+// the replica a master of its own (REPLICAOF NO ONE, which gives it a new
+// replication ID) once it has every write so far, so that it lacks the
+// writes that follow, and failOver kills the master. It is a failover that
+// loses writes, in steps a test controls.
+type lossyPair struct {
+	master, replica *redisServer
+	addr            atomic.Pointer[string]
+	rdb             *redis.Client
+}
+
+func newLossyPair(t *testing.T) *lossyPair {
+	t.Helper()
+	master, replica := masterWithReplica(t)
+	p := &lossyPair{master: master, replica: replica}
+	addr := master.addr()
+	p.addr.Store(&addr)
+	p.rdb = redis.NewClient(&redis.Options{
+		Addr:                  addr,
+		ContextTimeoutEnabled: true,
+		Dialer: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, *p.addr.Load())
+		},
+	})
+	t.Cleanup(func() { p.rdb.Close() })
+	return p
+}
+
+// detach waits until the replica has every write the master took, and
+// makes it a master of its own.
+func (p *lossyPair) detach(ctx context.Context, t *testing.T) {
+	t.Helper()
+	master, replica := newClient(p.master.socket()), newClient(p.replica.socket())
+	defer master.Close()
+	defer replica.Close()
+	offset := func(c *redis.Client, field string) string {
+		info, err := c.Info(ctx, "replication").Result()
+		require.NoError(t, err)
+		_, v, _ := strings.Cut(info, field+":")
+		v, _, _ = strings.Cut(v, "\r\n")
+		return v
+	}
+	require.Eventually(t, func() bool {
+		return offset(master, "master_repl_offset") == offset(replica, "slave_repl_offset")
+	}, 30*time.Second, 10*time.Millisecond, "the replica did not catch up")
+	require.NoError(t, replica.ReplicaOf(ctx, "NO", "ONE").Err())
+}
+
+// failOver kills the master, and sends the client's connections to the
+// replica.
+func (p *lossyPair) failOver() {
+	p.master.halt(syscall.SIGKILL)
+	addr := p.replica.addr()
+	p.addr.Store(&addr)
+}
+
+// failReads is a go-redis hook that fails the next pipeline of read-only
+// scripts once armed, as a connection that drops would.
+type failReads struct{ armed atomic.Bool }
+
+func (h *failReads) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *failReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *failReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if name := cmd.Name(); (name == "evalsha_ro" || name == "eval_ro") && h.armed.CompareAndSwap(true, false) {
+				return io.ErrUnexpectedEOF
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// syncUntil makes h Sync until it returns nil, for up to a minute.
+func syncUntil(ctx context.Context, t *testing.T, h *redisfilter.Hybrid[string]) {
+	t.Helper()
+	var err error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if err = h.Sync(ctx); err == nil {
+			return
+		}
+	}
+	t.Fatalf("the Hybrid cannot sync: %v", err)
+}
+
+// TestHybridLossyFailover fails over to a replica that lacks what a Hybrid
+// pushed, with Syncs that returned nil, and then gives the Hybrid a log
+// that cannot show the loss by its bytes: started again, in a new epoch,
+// by another process's Merge of many bits, or holding the Hybrid's
+// checkpoint of before the push, which the master had trimmed from its log
+// when it took the push, whose Sync then failed before it read the log.
+// Either way the server's new replication ID must make the Hybrid push the
+// shards whole, so that every value it put is in Redis after its next Sync.
+func TestHybridLossyFailover(t *testing.T) {
+	requireRedisServer(t)
+	for _, how := range []string{"log started again", "checkpoint trimmed"} {
+		t.Run(how, func(t *testing.T) {
+			p := newLossyPair(t)
+			hook := &failReads{}
+			p.rdb.AddHook(hook)
+			ctx := testContext(t)
+			small := redisfilter.WithChangeLog(4096)
+			h := deltaHybrids(ctx, t, p.rdb, 1, small)[0]
+			f, err := redisfilter.Open(ctx, p.rdb, filterName(t), funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes), small)
+			require.NoError(t, err)
+			r := rand.New(rand.NewPCG(75, 76))
+			kept := randomStrings(r, 500)
+			h.PutMany(kept)
+			require.NoError(t, h.Sync(ctx))
+			p.detach(ctx, t)
+
+			lost := randomStrings(r, 500, kept)
+			others := randomStrings(r, 3000, kept, lost) // 3,500 bits a shard, of logs of 1,024
+			h.PutMany(lost)
+			if how == "log started again" {
+				require.NoError(t, h.Sync(ctx))
+				p.failOver()
+				require.NoError(t, f.Merge(ctx, mustLocal(t, 300_000, others...)))
+			} else {
+				require.NoError(t, f.PutMany(ctx, others))
+				hook.armed.Store(true)
+				require.Error(t, h.Sync(ctx), "the Sync whose pull failed")
+				require.False(t, hook.armed.Load())
+				p.failOver()
+			}
+			after := randomStrings(r, 100, kept, lost, others)
+			h.PutMany(after)
+			syncUntil(ctx, t, h)
+			t.Log(h.Stats())
+
+			found, err := f.MightContainMany(ctx, nil, slices.Concat(kept, lost, after))
+			require.NoError(t, err)
+			missing := map[string]int{}
+			for i, ok := range found {
+				if !ok {
+					missing[[]string{"kept", "lost", "after"}[i/500]]++
+				}
+			}
+			assert.Empty(t, missing, "values of Syncs that returned nil, missing from Redis")
+			assert.Positive(t, h.Stats().FullPushes, "no shard pushed whole")
+		})
+	}
 }

@@ -285,7 +285,10 @@ func (c *core[T]) create(ctx context.Context, seen []found, cr creation) (err er
 				what = "keep"
 			}
 		}
-		keys := []string{s.cfgKey, s.dataKey(c.windowed), s.holdKey, s.logKey, s.logState}
+		keys := []string{s.cfgKey, s.dataKey(c.windowed), s.holdKey}
+		if !c.windowed {
+			keys = append(keys, s.logKey)
+		}
 		rep := c.runScript(ctx, createScript, write, []call{{s, keys, []any{was.cfg, cr.cfg, s.nbytes(), was.n, what, newEpoch()}}})[0]
 		if rep.err != nil {
 			return rep.err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -94,15 +93,18 @@ func (c *core[T]) sendPlain(ctx context.Context, s script, rt route, calls []cal
 }
 
 // inspectPlain is inspect.lua in plain commands, but for its check of the
-// keys Open would write: a user that may not run scripts writes nothing.
+// keys Open would write: a user that may not run scripts writes nothing. A
+// window's record of generations is counted without its mark, as
+// inspect.lua counts it.
 func inspectPlain(cl call) plainRead {
 	cfgKey, dataKey := cl.keys[0], cl.keys[1]
-	length := "STRLEN"
-	if cl.args[0] == "generations" {
-		length = "ZCARD"
+	cmds := [][]any{{"GET", cfgKey}, {"STRLEN", dataKey}}
+	windowed := cl.args[0] == "generations"
+	if windowed {
+		cmds = [][]any{{"GET", cfgKey}, {"ZCARD", dataKey}, {"ZSCORE", dataKey, gensMark}}
 	}
 	return plainRead{
-		cmds: [][]any{{"GET", cfgKey}, {length, dataKey}},
+		cmds: cmds,
 		decode: func(res []any) (any, error) {
 			if err, ok := res[0].(error); ok {
 				return nil, problem{kind: wrongType, key: cfgKey, detail: err.Error()}
@@ -110,7 +112,11 @@ func inspectPlain(cl call) plainRead {
 			if err, ok := res[1].(error); ok {
 				return nil, problem{kind: wrongType, key: dataKey, detail: err.Error()}
 			}
-			return []any{res[0], res[1]}, nil
+			n, _ := res[1].(int64)
+			if windowed && res[2] != nil {
+				n--
+			}
+			return []any{res[0], n}, nil
 		},
 	}
 }
@@ -144,6 +150,8 @@ func readPlain(cl call) plainRead {
 			before, _ := res[1].(int64)
 			after, _ := res[n-1].(int64)
 			switch {
+			case before == nbytes && after == nbytes && windowed && res[2] == nil:
+				return nil, problem{kind: foreign, key: key, detail: fmt.Sprintf("holds a string of %d bytes that the window did not record", nbytes)}
 			case before == nbytes && after == nbytes:
 				return res[n-3], nil
 			case before != 0 && before != nbytes || after != 0 && after != nbytes:
@@ -163,38 +171,42 @@ func readPlain(cl call) plainRead {
 }
 
 // changesPlain is changes.lua in plain commands, in two round trips: the
-// log's state and length first, which say where in the log the reader's
-// position and checkpoint are, and then the rest, with the state read
-// again before and after: a log of one state is only appended to, so that
+// log's header and length first, which say where in the log the reader's
+// position and checkpoint are, and then the rest, with the header read
+// again before and after: a log of one header is only appended to, so that
 // its bytes up to the length read first stay as they were. A user that
 // may not run scripts may not run INFO either: the replication ID is ""
-// (see cursor.lost).
+// (see cursor.kept).
 func changesPlain(cl call) plainRead {
-	cfgKey, key, logKey, stateKey := cl.keys[0], cl.keys[1], cl.keys[2], cl.keys[3]
+	cfgKey, key, logKey := cl.keys[0], cl.keys[1], cl.keys[2]
 	want, nbytes, epoch, pos, most := cl.args[0], cl.args[1].(int64), cl.args[2].(string), cl.args[3].(int64), cl.args[4].(int)
 	check, nheld, ntail := cl.args[5].(int64), int64(cl.args[6].(int)), int64(cl.args[7].(int))
 	ranged := len(cl.args) == 10
-	var state any // the state the first round trip read
+	var header any // the header the first round trip read
 	var logEpoch string
 	var base, last, upto int64
-	var covered, held bool
+	var covered, held, notLog bool
+	readHeader := []any{"GETRANGE", logKey, 0, logHeader - 1}
 	bytes := func(from, to int64) []any {
-		return []any{"GETRANGE", logKey, from - base, to - base - 1}
+		return []any{"GETRANGE", logKey, logHeader + from - base, logHeader + to - base - 1}
 	}
 	return plainRead{
-		pre: [][]any{{"GET", stateKey}, {"STRLEN", logKey}},
+		pre: [][]any{readHeader, {"STRLEN", logKey}},
 		build: func(pre []any) [][]any {
-			state = pre[0]
-			logEpoch, base = parseState(state)
+			header = pre[0]
 			n, _ := pre[1].(int64)
-			last = base + n
+			var ok bool
+			if logEpoch, base, ok = parseLogHeader(header); ok {
+				last = base + n - logHeader
+			}
+			notLog = !ok && n > 0
 			covered = logEpoch == epoch && pos >= base && pos <= last
 			held = logEpoch == epoch && check-nheld >= base && check <= last
 			upto = last
 			if covered && !ranged {
 				upto = min(last, pos+int64(most))
 			}
-			cmds := [][]any{{"GET", cfgKey}, {"STRLEN", key}, {"GET", stateKey}}
+			cmds := [][]any{{"GET", cfgKey}, {"STRLEN", key}, readHeader}
 			// GETRANGE of an empty range answers the last byte: these
 			// are asked for only if not empty.
 			if covered && upto > pos {
@@ -211,11 +223,11 @@ func changesPlain(cl call) plainRead {
 			if ranged {
 				cmds = append(cmds, []any{"GETRANGE", key, cl.args[8], cl.args[9]})
 			}
-			return append(cmds, []any{"GET", cfgKey}, []any{"STRLEN", key}, []any{"GET", stateKey})
+			return append(cmds, []any{"GET", cfgKey}, []any{"STRLEN", key}, readHeader)
 		},
 		decode: func(res []any) (any, error) {
 			n := len(res)
-			for i, k := range map[int]string{0: cfgKey, 1: key, 2: stateKey, n - 3: cfgKey, n - 2: key, n - 1: stateKey} {
+			for i, k := range map[int]string{0: cfgKey, 1: key, 2: logKey, n - 3: cfgKey, n - 2: key, n - 1: logKey} {
 				if err, ok := res[i].(error); ok {
 					return nil, problem{kind: wrongType, key: k, detail: err.Error()}
 				}
@@ -231,10 +243,13 @@ func changesPlain(cl call) plainRead {
 					return nil, problem{kind: wrongLength, key: key, detail: fmt.Sprintf("%d %d", l, nbytes)}
 				}
 			}
-			// A state read again that changed (the log trimmed or
+			if notLog {
+				return nil, problem{kind: foreign, key: logKey, detail: "does not start with the header of a change log"}
+			}
+			// A header read again that changed (the log trimmed or
 			// started again meanwhile) leaves the bytes read of no known
 			// place: no records, no checkpoint's bytes, and no tail.
-			same := res[2] == state && res[n-1] == state
+			same := res[2] == header && res[n-1] == header
 			next := 3
 			take := func(asked bool) any {
 				if !asked {
@@ -264,17 +279,20 @@ func changesPlain(cl call) plainRead {
 	}
 }
 
-// parseState returns the epoch and the first position of a log's state
-// (see lua/log.lua), or "" and 0 for none.
-func parseState(v any) (string, int64) {
+// parseLogHeader returns the epoch and the first position of a change
+// log's header (see lua/log.lua), and whether it is one; "" and 0 for no
+// log.
+func parseLogHeader(v any) (string, int64, bool) {
 	s, _ := v.(string)
-	epoch, base, ok := strings.Cut(s, " ")
-	if !ok {
-		return "", 0
+	if s == "" {
+		return "", 0, true
 	}
-	b, err := strconv.ParseInt(base, 10, 64)
-	if err != nil {
-		return "", 0
+	var epoch, base int64
+	if len(s) != logHeader || s[logHeader-1] != '\n' {
+		return "", 0, false
 	}
-	return epoch, b
+	if _, err := fmt.Sscanf(s, logHeaderFormat, &epoch, &base); err != nil {
+		return "", 0, false
+	}
+	return fmt.Sprintf("%015d", epoch), base, true
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,6 +71,7 @@ type readLoad struct {
 	lost      atomic.Int64 // errors wrapping ErrLost
 	falses    atomic.Int64 // false answers for values put
 	otherErrs atomic.Int64
+	untyped   errorTally
 
 	mu      sync.Mutex
 	samples map[string][]string // errors by kind, to log
@@ -102,6 +102,7 @@ func startReads(f *redisfilter.Filter[string], values []string, goroutines int) 
 					l.sample("lost", err)
 				case err != nil:
 					l.otherErrs.Add(1)
+					l.untyped.note(err)
 					l.sample("other", err)
 					time.Sleep(10 * time.Millisecond)
 				default:
@@ -144,6 +145,7 @@ func (l *readLoad) finish(t *testing.T) {
 	assert.Zero(t, l.lost.Load(), "reads reported a loss that did not happen")
 	assert.Zero(t, l.falses.Load(), "reads answered false for values put")
 	assert.Positive(t, l.calls.Load()-l.otherErrs.Load(), "no read succeeded")
+	l.untyped.check(t)
 }
 
 // replicaFilter starts a cluster of its own, 3 masters with a replica each,
@@ -239,7 +241,7 @@ func TestReplicaReadsDuringReshard(t *testing.T) {
 	// redis-cli moves a source's slots from its first: up to the first
 	// shard's and 200 more, which hold other shards of the filter too.
 	n := slot - first + 200
-	out, err := exec.Command("redis-cli", "--cluster", "reshard", cl.addrs()[0],
+	out, err := cliCommand("--cluster", "reshard", cl.addrs()[0],
 		"--cluster-from", sourceID, "--cluster-to", targetID, "--cluster-slots", strconv.FormatInt(n, 10),
 		"--cluster-yes", "--cluster-pipeline", "10").CombinedOutput()
 	require.NoError(t, err, "redis-cli --cluster reshard: %s", out)

@@ -1,9 +1,13 @@
 package redisfilter
 
 import (
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
+	"sync/atomic"
 )
 
 // A request is what one step of a batch sends to one shard: for a put, a
@@ -28,6 +32,28 @@ type request struct {
 // allocates, but for a constant.
 var bitfieldGet, bitfieldSet, bitfieldU1, bitfieldOne any = "GET", "SET", "u1", "1"
 
+// guardTokens numbers the Puts of this process, and tokenPrefix tells this
+// process from others, for the tokens by which unguard.lua tells the hash
+// that guard.lua leaves in a bitmap's place from any other.
+var (
+	guardTokens atomic.Uint64
+	tokenPrefix = func() string {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // never fails
+		return hex.EncodeToString(b[:]) + "-"
+	}()
+)
+
+// The ways guard.lua logs a plain filter's bits: those that are clear, which
+// it reads, or all of them, for a put that found its values not in the
+// filter just before.
+var guardCheck, guardLogAll any = "clear", "all"
+
+// guardToken returns a token that no other Put uses.
+func guardToken() string {
+	return tokenPrefix + strconv.FormatUint(guardTokens.Add(1), 36)
+}
+
 // newRequest returns the request that puts or tests bits, of shard s.
 func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
 	r := &request{shard: s, bits: bits}
@@ -51,17 +77,19 @@ func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
 	}
 	if b.put {
 		// EVAL's number of keys, then the keys, as guard.lua names them.
-		key, keys, args := s.key, []any{3, s.cfgKey, s.key, s.holdKey}, []any{c.cfg, s.nbytes()}
+		token := guardToken()
+		check := guardCheck
+		if b.tested {
+			check = guardLogAll
+		}
+		key, keys, args := s.key, []any{4, s.cfgKey, s.key, s.holdKey, s.logKey}, []any{c.cfg, s.nbytes(), token, logRecords(bits), c.logCap(s), check}
 		if b.windowed {
 			key = s.genKey(b.gens[0])
 			keys = []any{4, s.cfgKey, key, s.holdKey, s.gensKey}
-			args = append(args, b.expireAt, b.now)
+			args = []any{c.cfg, s.nbytes(), token, b.expireAt, b.now, b.period, b.generations}
 		}
 		guard := append(append([]any{"EVAL", guardScript.text}, keys...), args...)
-		unguard := []any{"EVAL", unguardScript.text, 3, s.cfgKey, key, s.holdKey}
-		if !b.windowed {
-			unguard = []any{"EVAL", unguardScript.text, 5, s.cfgKey, key, s.holdKey, s.logKey, s.logState, logRecords(bits), c.logBytes}
-		}
+		unguard := []any{"EVAL", unguardScript.text, 2, key, s.holdKey, token}
 		r.tx = true
 		r.cmds = [][]any{guard, bitfield("BITFIELD", key, true), unguard}
 		return r
@@ -102,8 +130,12 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 	if r.err != nil {
 		return r.err
 	}
-	for _, res := range r.res {
+	for i, res := range r.res {
 		if err, ok := res.(error); ok {
+			// A read's command on a key of another type: name the key.
+			if key, _ := r.cmds[i][1].(string); !r.tx && strings.HasPrefix(err.Error(), "WRONGTYPE") {
+				return problem{kind: wrongType, key: key, detail: err.Error()}
+			}
 			return err
 		}
 	}
@@ -144,6 +176,8 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 		before, _ := r.res[1+per*g].(int64)
 		later, _ := r.res[after+1+g].(int64)
 		switch {
+		case before == want && later == want && b.windowed && r.res[2+per*g] == nil:
+			return problem{kind: foreign, key: key, detail: fmt.Sprintf("holds a string of %d bytes that the window did not record", want)}
 		case before == want && later == want:
 			created[g] = true
 			continue

@@ -12,7 +12,16 @@ import (
 // A value goes to one of several rings by its hash, so that the cores
 // putting values at once mostly move different rings' counters.
 //
-// add is safe for concurrent use; drain is for one goroutine at a time.
+// A Put records its value's hash before it sets the value's bits (see
+// Hybrid.Put), so that a value whose bits another goroutine finds set is
+// recorded, or pushed, by the time that goroutine's Put returns: its next
+// Sync pushes both. A value that finds its ring full is counted as
+// overflowing while it sets its bits, and sets overflow once they are set,
+// so that a Sync that starts meanwhile, or after, pushes the whole filter
+// with them.
+//
+// record and settle are safe for concurrent use; drain is for one
+// goroutine at a time.
 type changeRings [ringCount]changeRing
 
 // ringCount is the number of rings, a power of two.
@@ -24,7 +33,10 @@ type changeRing struct {
 	_        [56]byte      // head alone in its cache line, which every add moves
 	tail     atomic.Uint64 // written by drain only
 	overflow atomic.Bool
-	slots    []changeSlot // a power of two of them
+	// overflowing counts the Puts that found the ring full and are
+	// setting their bits.
+	overflowing atomic.Int64
+	slots       []changeSlot // a power of two of them
 }
 
 // A changeSlot holds one hash; seq, one more than the slot's position in
@@ -47,8 +59,24 @@ func newChangeRings(n int) *changeRings {
 	return &rs
 }
 
-// add records the hash (h1, h2).
-func (rs *changeRings) add(h1, h2 uint64) { rs[h2%ringCount].add(h1, h2) }
+// record records the hash (h1, h2) of a value that a Put is about to
+// set, before it sets it. If the value's ring is full, it returns that
+// ring, whose settle the Put must call once the value's bits are set.
+func (rs *changeRings) record(h1, h2 uint64) *changeRing {
+	r := &rs[h2%ringCount]
+	if r.add(h1, h2) {
+		return nil
+	}
+	r.overflowing.Add(1)
+	return r
+}
+
+// settle ends the Put of a value that found r full: its bits are set, and
+// the next Sync pushes the whole filter.
+func (r *changeRing) settle() {
+	r.overflow.Store(true)
+	r.overflowing.Add(-1)
+}
 
 // drain appends to hs the hashes added since the last drain, and reports
 // whether some did not fit: a ring overflowed.
@@ -62,7 +90,9 @@ func (rs *changeRings) drain(hs [][2]uint64) ([][2]uint64, bool) {
 	return hs, overflowed
 }
 
-func (r *changeRing) add(h1, h2 uint64) {
+// add adds the hash (h1, h2) to r, and reports false, having added
+// nothing, if r is full.
+func (r *changeRing) add(h1, h2 uint64) bool {
 	size := uint64(len(r.slots))
 	for {
 		// tail first: read after head, it could have passed that head,
@@ -73,25 +103,22 @@ func (r *changeRing) add(h1, h2 uint64) {
 			if r.tail.Load() != tail {
 				continue // a drain made room meanwhile
 			}
-			if !r.overflow.Load() {
-				r.overflow.Store(true)
-			}
-			return
+			return false
 		}
 		if r.head.CompareAndSwap(i, i+1) {
 			s := &r.slots[i&(size-1)]
 			s.h1, s.h2 = h1, h2
 			s.seq.Store(i + 1)
-			return
+			return true
 		}
 	}
 }
 
 // drain appends to hs the hashes added to r since the last drain, and
-// reports whether some did not fit. It waits for the adds in progress when
-// it starts, which are a few instructions from done.
+// reports whether some did not fit, or are being set. It waits for the
+// adds in progress when it starts, which are a few instructions from done.
 func (r *changeRing) drain(hs [][2]uint64) ([][2]uint64, bool) {
-	overflowed := r.overflow.Swap(false)
+	overflowed := r.overflow.Swap(false) || r.overflowing.Load() > 0
 	head := r.head.Load()
 	size := uint64(len(r.slots))
 	for i := r.tail.Load(); i < head; i++ {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,17 +22,36 @@ import (
 
 // scriptKeys are the keys of a crafted shard, in a tag of the test's own.
 type scriptKeys struct {
-	cfg, bitmap, hold, gens, gen, log, state string
+	cfg, bitmap, hold, gens, gen, log string
 }
 
 func newScriptKeys(t *testing.T) scriptKeys {
 	tag := "{" + filterName(t) + "}"
 	return scriptKeys{cfg: tag + ":config", bitmap: tag, hold: tag + ":hold", gens: tag + ":generations", gen: tag + ":42",
-		log: tag + ":changes", state: tag + ":changes-state"}
+		log: tag + ":changes"}
 }
 
-// unguardKeys returns the keys of unguard.lua for a plain filter.
-func (k scriptKeys) unguard() []string { return []string{k.cfg, k.bitmap, k.hold, k.log, k.state} }
+// guardKeys returns the keys of guard.lua for a plain filter.
+func (k scriptKeys) guard() []string { return []string{k.cfg, k.bitmap, k.hold, k.log} }
+
+// logOf returns a change log of epoch whose first record is at base, with
+// records, as lua/log.lua writes it.
+func logOf(epoch string, base int64, records string) string {
+	e, _ := strconv.ParseInt(epoch, 10, 64)
+	return fmt.Sprintf("mitzbloom/changes %015d %016d\n", e, base) + records
+}
+
+// logAt returns the epoch of the change log at key, the position of its
+// first record, and its records.
+func logAt(t *testing.T, rdb *redis.Client, key string) (epoch string, base int64, records string) {
+	t.Helper()
+	v, err := rdb.Get(testContext(t), key).Result()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(v), 51, "a change log of %d bytes", len(v))
+	_, err = fmt.Sscanf(v[:51], "mitzbloom/changes %s %d\n", &epoch, &base)
+	require.NoError(t, err, "the header of %q", v[:51])
+	return epoch, base, v[51:]
+}
 
 const scriptConfig = "mitzbloom/redisfilter v1 bits=64 k=1 strategy=MURMUR128_MITZ_64 funnel=\"funnel.String\" id=0123456789abcdef"
 
@@ -85,16 +106,46 @@ var breakers = []struct {
 	}},
 }
 
+// putTx runs guard.lua, a BITFIELD that sets offset off and unguard.lua in
+// a transaction, with keys and the guard's args after the config, the
+// length and the token, as a Put sends them, and returns the replies of
+// the three.
+func putTx(t *testing.T, rdb *redis.Client, keys []string, off int64, args ...any) (guard, bitfield, unguard *redis.Cmd) {
+	t.Helper()
+	ctx := testContext(t)
+	token := fmt.Sprint(time.Now().UnixNano())
+	pipe := rdb.TxPipeline()
+	guard = pipe.Eval(ctx, redisfilter.ScriptText("guard"), keys, append([]any{scriptConfig, 8, token}, args...)...)
+	bitfield = pipe.Do(ctx, "BITFIELD", keys[1], "SET", "u1", off, 1)
+	unguard = pipe.Eval(ctx, redisfilter.ScriptText("unguard"), []string{keys[1], keys[2]}, token)
+	_, _ = pipe.Exec(ctx)
+	return guard, bitfield, unguard
+}
+
 func TestScriptGuard(t *testing.T) {
 	rdb := sharedClient(t)
 	ctx := testContext(t)
 	bits := "\x01\x02\x03\x04\x05\x06\x07\x08"
 	t.Run("passes", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
-		res, err := eval(t, rdb, "guard", []string{k.cfg, k.bitmap, k.hold}, scriptConfig, 8)
-		require.NoError(t, err)
-		assert.EqualValues(t, 1, res)
-		assert.Equal(t, bits, rdb.Get(ctx, k.bitmap).Val())
+		guard, bitfield, unguard := putTx(t, rdb, k.guard(), 0, offsets(0, 7, 0), 4096, "clear")
+		require.NoError(t, guard.Err())
+		require.NoError(t, bitfield.Err())
+		require.NoError(t, unguard.Err())
+		assert.Equal(t, "\x81\x02\x03\x04\x05\x06\x07\x08", rdb.Get(ctx, k.bitmap).Val())
+		_, base, records := logAt(t, rdb, k.log)
+		assert.Zero(t, base)
+		assert.Equal(t, offsets(0), records, "the log has the bits that were clear, each once: bit 7 was set")
+		guard, _, _ = putTx(t, rdb, k.guard(), 0, offsets(0, 7), 4096, "clear")
+		require.NoError(t, guard.Err())
+		_, _, records = logAt(t, rdb, k.log)
+		assert.Equal(t, offsets(0), records, "a Put that changes no bit appends nothing")
+		// A Put of values just read and not found logs their bits as
+		// they are.
+		guard, _, _ = putTx(t, rdb, k.guard(), 9, offsets(9, 10), 4096, "all")
+		require.NoError(t, guard.Err())
+		_, _, records = logAt(t, rdb, k.log)
+		assert.Equal(t, offsets(0, 9, 10), records)
 	})
 	for _, b := range breakers {
 		t.Run(b.name, func(t *testing.T) {
@@ -102,46 +153,99 @@ func TestScriptGuard(t *testing.T) {
 			require.NoError(t, b.apply(ctx, rdb, k))
 			typ := rdb.Type(ctx, k.bitmap).Val()
 			before := rdb.Dump(ctx, k.bitmap).Val()
-			keys := []string{k.cfg, k.bitmap, k.hold}
-			// As a Put sends it: the BITFIELD between the two scripts.
-			pipe := rdb.TxPipeline()
-			guard := pipe.Eval(ctx, redisfilter.ScriptText("guard"), keys, scriptConfig, 8)
-			bitfield := pipe.Do(ctx, "BITFIELD", k.bitmap, "SET", "u1", 0, 1)
-			unguard := pipe.Eval(ctx, redisfilter.ScriptText("unguard"), k.unguard(), "\x00\x00\x00\x00", 4096)
-			_, _ = pipe.Exec(ctx)
+			guard, bitfield, unguard := putTx(t, rdb, k.guard(), 0, offsets(0), 4096, "clear")
 			assertFails(t, guard.Err(), b.sentinel, "guard")
 			assert.Error(t, bitfield.Err(), "the BITFIELD must fail on the guard's hash")
 			assert.NoError(t, unguard.Err())
-			assert.Zero(t, rdb.Exists(ctx, k.log, k.state).Val(), "a refused Put logs nothing")
+			assert.Zero(t, rdb.Exists(ctx, k.log).Val(), "a refused Put logs nothing")
 			assert.Equal(t, typ, rdb.Type(ctx, k.bitmap).Val(), "unguard puts the bitmap back as it was")
 			assert.Equal(t, before, rdb.Dump(ctx, k.bitmap).Val(), "the bitmap is unchanged")
 			assert.Equal(t, "mitzbloom", rdb.Get(ctx, k.hold).Val())
 		})
 	}
+	// A key beside the bitmap that holds what redisfilter did not write
+	// refuses the Put, and is left as it is; the bitmap is moved aside and
+	// back, even with the hold key taken.
+	for _, key := range []string{"hold", "log"} {
+		for i, v := range []string{"hello", "", "mitzbloom/changes 1 2\n"} {
+			t.Run(fmt.Sprintf("%s holds value %d", key, i), func(t *testing.T) {
+				k := shardOf(t, rdb, bits)
+				at := map[string]string{"hold": k.hold, "log": k.log}[key]
+				require.NoError(t, rdb.Set(ctx, at, v, 0).Err())
+				guard, bitfield, unguard := putTx(t, rdb, k.guard(), 0, offsets(0), 4096, "clear")
+				assertFails(t, guard.Err(), redisfilter.ErrNotFilter, "guard")
+				assert.ErrorContains(t, guard.Err(), at)
+				assert.Error(t, bitfield.Err())
+				assert.NoError(t, unguard.Err())
+				assert.Equal(t, v, rdb.Get(ctx, at).Val(), "the key is as it was")
+				assert.Equal(t, bits, rdb.Get(ctx, k.bitmap).Val(), "the bitmap is back, unchanged")
+				assert.Len(t, keysMatching(t, rdb, k.bitmap+"*"), map[string]int{"hold": 3, "log": 4}[key], "no key is left beside the shard's")
+			})
+		}
+	}
+	t.Run("a hash that is not the guard's", func(t *testing.T) {
+		k := shardOf(t, rdb, bits)
+		require.NoError(t, rdb.Del(ctx, k.bitmap).Err())
+		require.NoError(t, rdb.HSet(ctx, k.bitmap, "mitzbloom-guard", "1 "+k.hold).Err())
+		before := rdb.Dump(ctx, k.bitmap).Val()
+		guard, _, unguard := putTx(t, rdb, k.guard(), 0, offsets(0), 4096, "clear")
+		assertFails(t, guard.Err(), redisfilter.ErrNotFilter, "guard")
+		assert.NoError(t, unguard.Err())
+		assert.Equal(t, before, rdb.Dump(ctx, k.bitmap).Val(), "unguard leaves a hash without its token")
+		assert.Equal(t, "mitzbloom", rdb.Get(ctx, k.hold).Val())
+	})
 	t.Run("window", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
-		keys := []string{k.cfg, k.gen, k.hold, k.gens}
-		expireAt := time.Now().Add(time.Hour).UnixMilli()
+		const period, generations = 60_000, 2
+		now := time.Now().UnixMilli()
+		gen := now / period
+		genKey := func(g int64) string { return k.bitmap + ":" + strconv.FormatInt(g, 10) }
+		expiry := func(g int64) int64 { return (g + generations + 1) * period }
+		keys := []string{k.cfg, genKey(gen), k.hold, k.gens}
+		args := func(g int64) []any { return []any{expiry(g), now, period, generations} }
+		// Recorded earlier: an expired generation of the window's, which
+		// goes, and members it did not record, which stay.
+		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: 0, Member: "mitzbloom/redisfilter"},
+			redis.Z{Score: float64(expiry(gen - 5)), Member: genKey(gen - 5)},
+			redis.Z{Score: float64(expiry(gen-6) + 1), Member: genKey(gen - 6)},
+			redis.Z{Score: 1, Member: "someone else's"}).Err())
 		// A generation never created is created, recorded with its expiry.
-		res, err := eval(t, rdb, "guard", keys, scriptConfig, 8, expireAt, time.Now().UnixMilli())
-		require.NoError(t, err)
-		assert.EqualValues(t, 1, res)
-		assert.EqualValues(t, 8, rdb.StrLen(ctx, k.gen).Val())
-		assert.EqualValues(t, expireAt, rdb.ZScore(ctx, k.gens, k.gen).Val())
-		assert.EqualValues(t, expireAt, rdb.PExpireTime(ctx, k.gen).Val().Milliseconds())
+		guard, bitfield, unguard := putTx(t, rdb, keys, 0, args(gen)...)
+		require.NoError(t, guard.Err())
+		require.NoError(t, bitfield.Err())
+		require.NoError(t, unguard.Err())
+		assert.Equal(t, "\x80\x00\x00\x00\x00\x00\x00\x00", rdb.Get(ctx, genKey(gen)).Val())
+		assert.EqualValues(t, expiry(gen), rdb.ZScore(ctx, k.gens, genKey(gen)).Val())
+		assert.EqualValues(t, expiry(gen), rdb.PExpireTime(ctx, genKey(gen)).Val().Milliseconds())
+		assert.ElementsMatch(t, []string{"mitzbloom/redisfilter", genKey(gen - 6), "someone else's", genKey(gen)}, rdb.ZRange(ctx, k.gens, 0, -1).Val(),
+			"the expired generation it recorded is gone; the rest stays")
 		// One recorded with an expiry to come, but gone, is lost.
-		require.NoError(t, rdb.Del(ctx, k.gen).Err())
-		_, err = eval(t, rdb, "guard", keys, scriptConfig, 8, expireAt, time.Now().UnixMilli())
-		assertFails(t, err, redisfilter.ErrLost, "guard of a lost generation")
-		res, err = eval(t, rdb, "unguard", keys)
-		require.NoError(t, err)
-		assert.EqualValues(t, 1, res)
-		assert.Zero(t, rdb.Exists(ctx, k.gen).Val(), "unguard removes the guard's hash")
+		require.NoError(t, rdb.Del(ctx, genKey(gen)).Err())
+		guard, bitfield, unguard = putTx(t, rdb, keys, 0, args(gen)...)
+		assertFails(t, guard.Err(), redisfilter.ErrLost, "guard of a lost generation")
+		assert.Error(t, bitfield.Err())
+		require.NoError(t, unguard.Err())
+		assert.Zero(t, rdb.Exists(ctx, genKey(gen)).Val(), "unguard removes the guard's hash")
 		// One recorded that expired is created again.
-		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: float64(time.Now().Add(-time.Minute).UnixMilli()), Member: k.gen}).Err())
-		_, err = eval(t, rdb, "guard", keys, scriptConfig, 8, expireAt, time.Now().UnixMilli())
-		require.NoError(t, err)
-		assert.EqualValues(t, 8, rdb.StrLen(ctx, k.gen).Val())
+		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: float64(now - 1), Member: genKey(gen)}).Err())
+		guard, _, _ = putTx(t, rdb, keys, 0, args(gen)...)
+		require.NoError(t, guard.Err())
+		assert.EqualValues(t, 8, rdb.StrLen(ctx, genKey(gen)).Val())
+		// A string of the bitmap's length that the window did not record
+		// is not its generation.
+		keys[1] = genKey(gen + 1)
+		require.NoError(t, rdb.Set(ctx, keys[1], "12345678", 0).Err())
+		guard, _, _ = putTx(t, rdb, keys, 0, args(gen+1)...)
+		assertFails(t, guard.Err(), redisfilter.ErrNotFilter, "guard of a generation not recorded")
+		assert.Equal(t, "12345678", rdb.Get(ctx, keys[1]).Val())
+		// A record without the window's mark is not the window's.
+		require.NoError(t, rdb.ZRem(ctx, k.gens, "mitzbloom/redisfilter").Err())
+		before := rdb.Dump(ctx, k.gens).Val()
+		keys[1] = genKey(gen + 2)
+		guard, _, _ = putTx(t, rdb, keys, 0, args(gen+2)...)
+		assertFails(t, guard.Err(), redisfilter.ErrNotFilter, "guard with a record not the window's")
+		assert.Equal(t, before, rdb.Dump(ctx, k.gens).Val())
+		assert.Zero(t, rdb.Exists(ctx, keys[1]).Val())
 	})
 }
 
@@ -184,7 +288,7 @@ func TestScriptRead(t *testing.T) {
 		res, err = redisfilter.Plain(ctx, rdb, "read", keys, scriptConfig, int64(8), "range", 0, 7, time.Now().UnixMilli())
 		require.NoError(t, err, "a generation never created reads as empty")
 		assert.Equal(t, "", res)
-		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: k.gen}).Err())
+		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: 0, Member: "mitzbloom/redisfilter"}, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: k.gen}).Err())
 		_, err = redisfilter.Plain(ctx, rdb, "read", keys, scriptConfig, int64(8), "range", 0, 7, time.Now().UnixMilli())
 		assert.ErrorIs(t, err, redisfilter.ErrLost, "a generation gone before its expiry")
 	})
@@ -196,7 +300,7 @@ func TestScriptRead(t *testing.T) {
 			require.NoError(t, err, "a generation never created reads as empty")
 			assert.Contains(t, []any{"", int64(0)}, res)
 		}
-		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: k.gen}).Err())
+		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: 0, Member: "mitzbloom/redisfilter"}, redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: k.gen}).Err())
 		_, err := eval(t, rdb, "read", keys, scriptConfig, 8, "range", 0, 7, time.Now().UnixMilli())
 		assertFails(t, err, redisfilter.ErrLost, "a generation gone before its expiry")
 	})
@@ -207,7 +311,7 @@ func TestScriptMerge(t *testing.T) {
 	ctx := testContext(t)
 	bits := "\x01\x00\x00\x00\x00\x00\x00\x80"
 	tmp := func(k scriptKeys) []string {
-		return []string{k.cfg, k.bitmap, k.bitmap + ":merge:a", k.bitmap + ":merge:b", k.log, k.state}
+		return []string{k.cfg, k.bitmap, k.bitmap + ":merge:a", k.bitmap + ":merge:b", k.log}
 	}
 	t.Run("ors", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
@@ -216,22 +320,24 @@ func TestScriptMerge(t *testing.T) {
 		assert.EqualValues(t, 5, res, "the bits changed")
 		assert.Equal(t, "\x01\x00\x00\x00\x00\x00\x0f\x81", rdb.Get(ctx, k.bitmap).Val())
 		assert.Zero(t, rdb.Exists(ctx, k.bitmap+":merge:a", k.bitmap+":merge:b").Val(), "no temporary key is left")
-		assert.Equal(t, offsets(52, 53, 54, 55, 63), rdb.Get(ctx, k.log).Val(), "the log has the bits changed")
+		_, _, records := logAt(t, rdb, k.log)
+		assert.Equal(t, offsets(52, 53, 54, 55, 63), records, "the log has the bits changed")
 		res, err = eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\x01", 4096, 16, "42")
 		require.NoError(t, err)
 		assert.EqualValues(t, 0, res, "a merge that changes nothing")
-		assert.Equal(t, offsets(52, 53, 54, 55, 63), rdb.Get(ctx, k.log).Val(), "logs nothing")
+		_, _, records = logAt(t, rdb, k.log)
+		assert.Equal(t, offsets(52, 53, 54, 55, 63), records, "logs nothing")
 	})
 	t.Run("too many to log", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
 		_, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 6, "\x0f\x01", 4096, 16, "42")
 		require.NoError(t, err)
-		state := rdb.Get(ctx, k.state).Val()
+		epoch, _, _ := logAt(t, rdb, k.log)
 		res, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\xff\xff\xff", 4096, 16, "42")
 		require.NoError(t, err)
 		assert.EqualValues(t, 23, res)
-		assert.Empty(t, rdb.Get(ctx, k.log).Val(), "the log starts again")
-		assert.NotEqual(t, state, rdb.Get(ctx, k.state).Val(), "in a new epoch")
+		assert.Equal(t, logOf("42", 0, ""), rdb.Get(ctx, k.log).Val(), "the log starts again, in a new epoch")
+		assert.NotEqual(t, "000000000000042", epoch)
 	})
 	for _, b := range breakers {
 		t.Run(b.name, func(t *testing.T) {
@@ -244,6 +350,15 @@ func TestScriptMerge(t *testing.T) {
 			assert.Zero(t, rdb.Exists(ctx, tmp(k)[2:]...).Val(), "no temporary key or log is left")
 		})
 	}
+	t.Run("temporary key taken", func(t *testing.T) {
+		k := shardOf(t, rdb, bits)
+		require.NoError(t, rdb.Set(ctx, tmp(k)[3], "hello", 0).Err())
+		_, err := eval(t, rdb, "merge", tmp(k), scriptConfig, 8, 0, "\xff", 4096, 16, "42")
+		assertFails(t, err, redisfilter.ErrNotFilter, "merge")
+		assert.ErrorContains(t, err, tmp(k)[3])
+		assert.Equal(t, "hello", rdb.Get(ctx, tmp(k)[3]).Val())
+		assert.Equal(t, bits, rdb.Get(ctx, k.bitmap).Val(), "the bitmap is unchanged")
+	})
 }
 
 // TestScriptPush checks push.lua: the bits it sets, that it logs only
@@ -253,20 +368,23 @@ func TestScriptPush(t *testing.T) {
 	rdb := sharedClient(t)
 	ctx := testContext(t)
 	bits := "\x80\x00\x00\x00\x00\x00\x00\x01"
-	keys := func(k scriptKeys) []string { return []string{k.cfg, k.bitmap, k.log, k.state} }
+	keys := func(k scriptKeys) []string { return []string{k.cfg, k.bitmap, k.log} }
 	t.Run("sets", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
 		res, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(0, 9, 63, 9, 10), 4096, 4, "", 0, 0)
 		require.NoError(t, err)
-		epoch, _, _ := strings.Cut(rdb.Get(ctx, k.state).Val(), " ")
-		assert.Equal(t, []any{int64(2), epoch, int64(8), offsets(10), ""}, res,
-			"bits 0 and 63 were set, and 9 is named twice; the log's end, and its last 4 bytes; the empty log held the pusher's empty checkpoint")
+		epoch, _, _ := logAt(t, rdb, k.log)
+		replid := replicationID(t, rdb)
+		assert.Equal(t, []any{int64(2), replid, epoch, int64(8), offsets(10), "", "", int64(0)}, res,
+			"bits 0 and 63 were set, and 9 is named twice; the log's end, and its last 4 bytes; the empty log held the pusher's empty checkpoint, and had no epoch")
 		assert.Equal(t, "\x80\x60\x00\x00\x00\x00\x00\x01", rdb.Get(ctx, k.bitmap).Val())
-		assert.Equal(t, offsets(9, 10), rdb.Get(ctx, k.log).Val(), "the log has the bits changed")
+		_, _, records := logAt(t, rdb, k.log)
+		assert.Equal(t, offsets(9, 10), records, "the log has the bits changed")
 		res, err = eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(10), 4096, 16, epoch, 8, 4)
 		require.NoError(t, err)
-		assert.Equal(t, []any{int64(0), epoch, int64(8), offsets(9, 10), offsets(10)}, res, "a push that changes nothing: the log as it is, and its bytes before the checkpoint")
-		assert.Equal(t, offsets(9, 10), rdb.Get(ctx, k.log).Val(), "logs nothing")
+		assert.Equal(t, []any{int64(0), replid, epoch, int64(8), offsets(9, 10), offsets(10), epoch, int64(8)}, res, "a push that changes nothing: the log as it is, and its bytes before the checkpoint")
+		_, _, records = logAt(t, rdb, k.log)
+		assert.Equal(t, offsets(9, 10), records, "logs nothing")
 	})
 	t.Run("checkpoint", func(t *testing.T) {
 		// The bytes before the pusher's checkpoint as the log held them
@@ -275,7 +393,7 @@ func TestScriptPush(t *testing.T) {
 		k := shardOf(t, rdb, bits)
 		_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1, 2), 4096, 4, "", 0, 0)
 		require.NoError(t, err)
-		epoch, _, _ := strings.Cut(rdb.Get(ctx, k.state).Val(), " ")
+		epoch, _, _ := logAt(t, rdb, k.log)
 		for _, c := range []struct {
 			name         string
 			epoch        string
@@ -290,7 +408,7 @@ func TestScriptPush(t *testing.T) {
 		} {
 			res, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, "", 4096, 4, c.epoch, c.check, c.nheld)
 			require.NoError(t, err)
-			assert.Equal(t, []any{int64(0), epoch, int64(8), offsets(2), c.held}, res, c.name)
+			assert.Equal(t, []any{int64(0), replicationID(t, rdb), epoch, int64(8), offsets(2), c.held, epoch, int64(8)}, res, c.name)
 		}
 	})
 	t.Run("in groups", func(t *testing.T) {
@@ -307,14 +425,15 @@ func TestScriptPush(t *testing.T) {
 			require.EqualValues(t, 1, rdb.GetBit(ctx, k.bitmap, int64(o)).Val(), "bit %d", o)
 		}
 		assert.EqualValues(t, 600, rdb.BitCount(ctx, k.bitmap, nil).Val())
-		assert.Equal(t, offsets(offs...), rdb.Get(ctx, k.log).Val())
+		_, _, records := logAt(t, rdb, k.log)
+		assert.Equal(t, offsets(offs...), records)
 	})
 	t.Run("past the end", func(t *testing.T) {
 		k := shardOf(t, rdb, bits)
 		_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1, 64), 4096, 16, "", 0, 0)
 		require.ErrorContains(t, err, "past the end")
 		assert.Equal(t, bits, rdb.Get(ctx, k.bitmap).Val(), "nothing is set")
-		assert.Zero(t, rdb.Exists(ctx, k.log, k.state).Val(), "nothing is logged")
+		assert.Zero(t, rdb.Exists(ctx, k.log).Val(), "nothing is logged")
 	})
 	for _, b := range breakers {
 		t.Run(b.name, func(t *testing.T) {
@@ -324,29 +443,71 @@ func TestScriptPush(t *testing.T) {
 			_, err := eval(t, rdb, "push", keys(k), scriptConfig, 8, offsets(1), 4096, 16, "", 0, 0)
 			assertFails(t, err, b.sentinel, "push")
 			assert.Equal(t, before, rdb.Dump(ctx, k.bitmap).Val(), "the bitmap is unchanged")
-			assert.Zero(t, rdb.Exists(ctx, k.log, k.state).Val(), "nothing is logged")
+			assert.Zero(t, rdb.Exists(ctx, k.log).Val(), "nothing is logged")
 		})
 	}
+}
+
+// replicationID returns the server's master_replid, which push.lua and
+// changes.lua answer.
+func replicationID(t *testing.T, rdb *redis.Client) string {
+	t.Helper()
+	info, err := rdb.Info(testContext(t), "replication").Result()
+	require.NoError(t, err)
+	_, id, _ := strings.Cut(info, "master_replid:")
+	id, _, _ = strings.Cut(id, "\r\n")
+	return id
 }
 
 func TestScriptInspect(t *testing.T) {
 	rdb := sharedClient(t)
 	ctx := testContext(t)
 	k := newScriptKeys(t)
-	res, err := eval(t, rdb, "inspect", []string{k.cfg, k.bitmap}, "bitmap")
+	plain := []string{k.cfg, k.bitmap, k.hold, k.log}
+	res, err := eval(t, rdb, "inspect", plain, "bitmap")
 	require.NoError(t, err)
 	require.Len(t, res, 2)
 	_, isString := res.([]any)[0].(string)
 	assert.False(t, isString, "no config")
 	assert.EqualValues(t, 0, res.([]any)[1])
 	k = shardOf(t, rdb, "12345678")
-	res, err = eval(t, rdb, "inspect", []string{k.cfg, k.bitmap}, "bitmap")
+	plain = []string{k.cfg, k.bitmap, k.hold, k.log}
+	res, err = eval(t, rdb, "inspect", plain, "bitmap")
 	require.NoError(t, err)
-	assert.Equal(t, []any{scriptConfig, int64(8)}, res.([]any)[:2])
-	require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2, Member: "b"}).Err())
-	res, err = eval(t, rdb, "inspect", []string{k.cfg, k.gens}, "generations")
+	assert.Equal(t, []any{scriptConfig, int64(8)}, res)
+	window := []string{k.cfg, k.gens, k.hold}
+	require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: 0, Member: "mitzbloom/redisfilter"}, redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2, Member: "b"}).Err())
+	res, err = eval(t, rdb, "inspect", window, "generations")
 	require.NoError(t, err)
-	assert.Equal(t, []any{scriptConfig, int64(2)}, res.([]any)[:2])
+	assert.Equal(t, []any{scriptConfig, int64(2)}, res, "the generations recorded, without the record's mark")
+	// Each key Open would write, holding what redisfilter did not write.
+	for _, c := range []struct {
+		key, value string
+		keys       []string
+		what       string
+	}{
+		{k.cfg, "", plain, "bitmap"},
+		{k.bitmap, "", plain, "bitmap"},
+		{k.hold, "hello", plain, "bitmap"},
+		{k.hold, "", plain, "bitmap"},
+		{k.log, "precious", plain, "bitmap"},
+		{k.log, "", plain, "bitmap"},
+		{k.gens, "", window, "generations"},
+	} {
+		before := rdb.Dump(ctx, c.key).Val()
+		if c.key == k.gens {
+			require.NoError(t, rdb.ZRem(ctx, k.gens, "mitzbloom/redisfilter").Err())
+		} else {
+			require.NoError(t, rdb.Set(ctx, c.key, c.value, 0).Err())
+		}
+		_, err := eval(t, rdb, "inspect", c.keys, c.what)
+		assertFails(t, err, redisfilter.ErrNotFilter, c.key+" holds "+c.value)
+		assert.ErrorContains(t, err, c.key)
+		require.NoError(t, rdb.Del(ctx, c.key).Err())
+		if before != "" {
+			require.NoError(t, rdb.Restore(ctx, c.key, 0, before).Err(), c.key)
+		}
+	}
 }
 
 func TestScriptClaim(t *testing.T) {
@@ -384,7 +545,11 @@ func TestScriptCreate(t *testing.T) {
 	ctx := testContext(t)
 	create := func(k scriptKeys, data, found string, foundLen int, what string) []any {
 		t.Helper()
-		res, err := eval(t, rdb, "create", []string{k.cfg, data, k.hold, k.log, k.state}, found, scriptConfig, 8, foundLen, what, "42")
+		keys := []string{k.cfg, data, k.hold, k.log}
+		if what == "generations" {
+			keys = keys[:3]
+		}
+		res, err := eval(t, rdb, "create", keys, found, scriptConfig, 8, foundLen, what, "42")
 		require.NoError(t, err)
 		return res.([]any)
 	}
@@ -393,30 +558,30 @@ func TestScriptCreate(t *testing.T) {
 		assert.Equal(t, []any{int64(1), scriptConfig}, create(k, k.bitmap, "", 0, "create"))
 		assert.Equal(t, scriptConfig, rdb.Get(ctx, k.cfg).Val())
 		assert.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00", rdb.Get(ctx, k.bitmap).Val())
-		assert.Regexp(t, `^\d+ 0$`, rdb.Get(ctx, k.state).Val(), "the change log starts")
-		assert.Equal(t, "", rdb.Get(ctx, k.log).Val())
-		assert.EqualValues(t, 1, rdb.Exists(ctx, k.log).Val(), "the change log exists, so that Puts name no missing key")
+		assert.Equal(t, logOf("42", 0, ""), rdb.Get(ctx, k.log).Val(), "the change log starts, so that Puts name no missing key")
 		assert.Equal(t, "mitzbloom", rdb.Get(ctx, k.hold).Val())
 	})
 	t.Run("never overwrites a bitmap", func(t *testing.T) {
 		k := newScriptKeys(t)
 		require.NoError(t, rdb.Set(ctx, k.cfg, "old", 0).Err())
 		require.NoError(t, rdb.Set(ctx, k.bitmap, "123", 0).Err())
-		_, err := eval(t, rdb, "create", []string{k.cfg, k.bitmap, k.hold, k.log, k.state}, "old", scriptConfig, 8, 3, "create", "42")
-		require.ErrorContains(t, err, "exists")
-		assert.Equal(t, "123", rdb.Get(ctx, k.bitmap).Val())
+		assert.Equal(t, []any{int64(0), "old"}, create(k, k.bitmap, "old", 0, "create"), "a bitmap there since Open looked")
+		_, err := eval(t, rdb, "create", []string{k.cfg, k.bitmap, k.hold, k.log}, "old", scriptConfig, 8, 3, "create", "42")
+		assertFails(t, err, redisfilter.ErrNotFilter, "create over a bitmap")
+		require.NoError(t, rdb.Set(ctx, k.bitmap, "", 0).Err())
+		_, err = eval(t, rdb, "create", []string{k.cfg, k.bitmap, k.hold, k.log}, "old", scriptConfig, 8, 0, "create", "42")
+		assertFails(t, err, redisfilter.ErrNotFilter, "create over an empty string")
+		assert.Equal(t, "", rdb.Get(ctx, k.bitmap).Val())
 		assert.Equal(t, "old", rdb.Get(ctx, k.cfg).Val())
 	})
 	t.Run("keeps a shard and its log", func(t *testing.T) {
 		k := newScriptKeys(t)
 		require.NoError(t, rdb.Set(ctx, k.cfg, "old", 0).Err())
 		require.NoError(t, rdb.Set(ctx, k.bitmap, "12345678", 0).Err())
-		require.NoError(t, rdb.Set(ctx, k.log, offsets(1, 2), 0).Err())
-		require.NoError(t, rdb.Set(ctx, k.state, "123 4", 0).Err())
+		require.NoError(t, rdb.Set(ctx, k.log, logOf("123", 4, offsets(1, 2)), 0).Err())
 		assert.EqualValues(t, 1, create(k, k.bitmap, "old", 8, "keep")[0])
 		assert.Equal(t, "12345678", rdb.Get(ctx, k.bitmap).Val(), "a shard that survived keeps its bits")
-		assert.Equal(t, offsets(1, 2), rdb.Get(ctx, k.log).Val(), "and its log")
-		assert.Equal(t, "123 4", rdb.Get(ctx, k.state).Val())
+		assert.Equal(t, logOf("123", 4, offsets(1, 2)), rdb.Get(ctx, k.log).Val(), "and its log")
 		assert.Equal(t, scriptConfig, rdb.Get(ctx, k.cfg).Val())
 	})
 	t.Run("adopts", func(t *testing.T) {
@@ -425,17 +590,23 @@ func TestScriptCreate(t *testing.T) {
 		assert.EqualValues(t, 1, create(k, k.bitmap, "", 8, "adopt")[0])
 		assert.Equal(t, "12345678", rdb.Get(ctx, k.bitmap).Val(), "an adopted bitmap keeps its bits")
 		assert.Equal(t, scriptConfig, rdb.Get(ctx, k.cfg).Val())
+		assert.Equal(t, logOf("42", 0, ""), rdb.Get(ctx, k.log).Val(), "its log starts again")
 	})
 	t.Run("window", func(t *testing.T) {
 		k := newScriptKeys(t)
+		assert.EqualValues(t, 1, create(k, k.gens, "", 0, "generations")[0])
+		assert.Equal(t, []string{"mitzbloom/redisfilter"}, rdb.ZRange(ctx, k.gens, 0, -1).Val(), "the record starts with its mark")
 		require.NoError(t, rdb.ZAdd(ctx, k.gens, redis.Z{Score: 1, Member: "a"}).Err())
-		assert.EqualValues(t, 1, create(k, k.gens, "", 1, "generations")[0])
-		assert.EqualValues(t, 1, rdb.ZCard(ctx, k.gens).Val(), "a window's record is left alone")
+		assert.EqualValues(t, 1, create(k, k.gens, scriptConfig, 1, "generations")[0])
+		assert.EqualValues(t, 2, rdb.ZCard(ctx, k.gens).Val(), "a window's record is left alone")
 	})
 	t.Run("config changed meanwhile", func(t *testing.T) {
 		k := newScriptKeys(t)
 		require.NoError(t, rdb.Set(ctx, k.cfg, "other", 0).Err())
 		assert.Equal(t, []any{int64(0), "other"}, create(k, k.bitmap, "", 0, "create"), "a config written since Open looked")
+		require.NoError(t, rdb.Set(ctx, k.cfg, "", 0).Err())
+		assert.Equal(t, []any{int64(0), ""}, create(k, k.bitmap, "", 0, "create"), "an empty string is not a missing config")
+		assert.Equal(t, "", rdb.Get(ctx, k.cfg).Val())
 		assert.Zero(t, rdb.Exists(ctx, k.bitmap).Val())
 	})
 	t.Run("bitmap changed meanwhile", func(t *testing.T) {
@@ -445,6 +616,19 @@ func TestScriptCreate(t *testing.T) {
 		assert.Equal(t, "12345678", rdb.Get(ctx, k.bitmap).Val())
 		assert.Zero(t, rdb.Exists(ctx, k.cfg).Val())
 	})
+	// A key Open would write holding what redisfilter did not write.
+	for _, key := range []string{"hold", "log"} {
+		t.Run(key+" taken", func(t *testing.T) {
+			k := newScriptKeys(t)
+			at := map[string]string{"hold": k.hold, "log": k.log}[key]
+			require.NoError(t, rdb.Set(ctx, at, "precious", 0).Err())
+			_, err := eval(t, rdb, "create", []string{k.cfg, k.bitmap, k.hold, k.log}, "", scriptConfig, 8, 0, "create", "42")
+			assertFails(t, err, redisfilter.ErrNotFilter, key)
+			assert.ErrorContains(t, err, at)
+			assert.Equal(t, "precious", rdb.Get(ctx, at).Val())
+			assert.Equal(t, []string{at}, keysMatching(t, rdb, k.bitmap+"*"), "nothing is written")
+		})
+	}
 }
 
 // offsets returns the change log's records of bit offsets.
@@ -456,8 +640,8 @@ func offsets(offs ...uint32) string {
 	return string(b)
 }
 
-// TestScriptLog checks the change log: what unguard.lua appends after a
-// Put that the guard let through, its trimming, and what changes.lua reads
+// TestScriptLog checks the change log: what guard.lua appends for a Put
+// that it lets through, its trimming, and what changes.lua reads
 // of it, from positions the log holds and from positions it does not, at
 // a reader's checkpoint, and before the end of the read.
 func TestScriptLog(t *testing.T) {
@@ -466,17 +650,17 @@ func TestScriptLog(t *testing.T) {
 	k := shardOf(t, rdb, "\x00\x00\x00\x00\x00\x00\x00\x00")
 	unguard := func(cap int, offs ...uint32) {
 		t.Helper()
-		_, err := eval(t, rdb, "unguard", k.unguard(), offsets(offs...), cap)
+		_, err := eval(t, rdb, "guard", k.guard(), scriptConfig, 8, "token", offsets(offs...), cap, "clear")
 		require.NoError(t, err)
 	}
-	keys := []string{k.cfg, k.bitmap, k.log, k.state}
+	keys := []string{k.cfg, k.bitmap, k.log}
 	// changes reads from pos, with a checkpoint at check of nheld bytes, and
 	// the 8 bytes before the end of the read, and the bitmap's first 2
 	// bytes if ranged.
-	read := func(ranged bool, epoch string, pos, most, check, nheld int) []any {
+	read := func(ranged bool, epoch string, pos int64, most int, check int64, nheld int) []any {
 		t.Helper()
 		args := []any{scriptConfig, 8, epoch, pos, most, check, nheld, 8}
-		plainArgs := []any{scriptConfig, int64(8), epoch, int64(pos), most, int64(check), nheld, 8}
+		plainArgs := []any{scriptConfig, int64(8), epoch, pos, most, check, nheld, 8}
 		if ranged {
 			args, plainArgs = append(args, 0, 1), append(plainArgs, int64(0), int64(1))
 		}
@@ -491,7 +675,7 @@ func TestScriptLog(t *testing.T) {
 		assert.Equal(t, res.([]any)[1:], plain.([]any)[1:], "plain changes(%q, %d, %d, %d, %d)", epoch, pos, most, check, nheld)
 		return res.([]any)
 	}
-	changes := func(epoch string, pos, most, check, nheld int) []any {
+	changes := func(epoch string, pos int64, most int, check int64, nheld int) []any {
 		t.Helper()
 		return read(false, epoch, pos, most, check, nheld)
 	}
@@ -517,6 +701,14 @@ func TestScriptLog(t *testing.T) {
 	assert.Equal(t, []any{offsets(6, 7, 8, 9), offsets(6), offsets(8, 9)}, changes(epoch, 20, 1000, 24, 4)[4:])
 	assert.Equal(t, []any{offsets(8, 9), offsets(6, 7), offsets(8, 9)}, changes(epoch, 28, 1000, 28, 8)[4:])
 	assert.Equal(t, []any{offsets(8, 9), nil, offsets(8, 9)}, changes(epoch, 28, 1000, 28, 12)[4:], "trimmed into the checkpoint's bytes")
+
+	// Positions of 1e14 and more, which Lua's own conversion of numbers
+	// to strings would write as 1e+14, are written in full.
+	const far = 99_999_999_999_996
+	require.NoError(t, rdb.Set(ctx, k.log, logOf("7", far, offsets(10, 11, 12)), 0).Err())
+	unguard(8, 13)
+	assert.Equal(t, logOf("7", far+12, offsets(13)), rdb.Get(ctx, k.log).Val(), "cut at 100,000,000,000,008")
+	assert.Equal(t, []any{"000000000000007", int64(far + 12), int64(far + 16), offsets(13)}, changes("000000000000007", far+12, 1000, 0, 0)[1:5])
 
 	require.NoError(t, rdb.Set(ctx, k.cfg, strings.Replace(scriptConfig, "bits=64", "bits=128", 1), 0).Err())
 	_, err := eval(t, rdb, "changes", keys, scriptConfig, 8, epoch, 20, 1000, 20, 8, 8)

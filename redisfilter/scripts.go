@@ -23,15 +23,16 @@ var luaFiles embed.FS
 
 // lib.lua's functions check a shard's keys; log.lua's write its change log.
 var (
-	guardScript   = loadScript("guard", "lib")
-	unguardScript = loadScript("unguard", "log")
+	guardScript   = loadScript("guard", "lib", "log")
+	unguardScript = loadScript("unguard", "lib")
 	readScript    = withPlain(loadScript("read", "lib"), readPlain)
 	mergeScript   = loadScript("merge", "lib", "log")
-	inspectScript = withPlain(loadScript("inspect", "lib"), inspectPlain)
+	inspectScript = withPlain(loadScript("inspect", "lib", "log"), inspectPlain)
 	claimScript   = loadScript("claim", "lib")
 	createScript  = loadScript("create", "lib", "log")
-	changesScript = withPlain(loadScript("changes", "lib"), changesPlain)
+	changesScript = withPlain(loadScript("changes", "lib", "log"), changesPlain)
 	pushScript    = loadScript("push", "lib", "log")
+	deleteScript  = loadScript("delete", "lib", "log")
 )
 
 // A script is one of lua/, as it is sent to Redis.

@@ -1,11 +1,13 @@
 package redisfilter
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,6 +19,7 @@ var allScripts = map[string]script{
 	"guard": guardScript, "unguard": unguardScript, "read": readScript,
 	"merge": mergeScript, "inspect": inspectScript, "claim": claimScript,
 	"create": createScript, "changes": changesScript, "push": pushScript,
+	"delete": deleteScript,
 }
 
 // TestScriptsAll checks that allScripts, which the other tests walk, has
@@ -42,14 +45,22 @@ func TestScriptText(t *testing.T) {
 			assert.False(t, strings.HasPrefix(strings.TrimSpace(line), "--"), "%s sends a comment: %q", name, line)
 		}
 		assert.Contains(t, src, "-- KEYS", "%s names its KEYS at the top", name)
-		if strings.Contains(src, "check_config(") || strings.Contains(src, "check_owned(") {
+		if regexp.MustCompile(`check_\w+\(|problem\(|foreign\(|HOLD|GENS_MARK`).MatchString(src) {
 			assert.Contains(t, s.text, "local function check_config(", "%s has lib.lua's functions", name)
 		}
 		assert.NotContains(t, s.text, "'TIME'", "%s calls TIME, which ACL categories leave out", name)
-		if strings.Contains(src, "append_log(") || strings.Contains(src, "reset_log(") {
+		if regexp.MustCompile(`(read|append|reset)_log\(|log_bytes\(|set_bits\(`).MatchString(src) {
 			assert.Contains(t, s.text, "local function append_log(", "%s has log.lua's functions", name)
 		}
 	}
+}
+
+// TestLogHeader checks that the change log's header is as long in Go as in
+// Lua, and that a window's record has the same mark.
+func TestLogHeader(t *testing.T) {
+	assert.Contains(t, luaSource("lib"), "\nlocal GENS_MARK = '"+gensMark+"'\n")
+	assert.Contains(t, luaSource("log"), "\nlocal LOG_HEADER = "+strconv.Itoa(logHeader)+"\n")
+	assert.Len(t, fmt.Sprintf(logHeaderFormat, 123, 456), logHeader)
 }
 
 // TestScriptCodes checks that the problem codes the scripts report are the

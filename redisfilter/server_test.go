@@ -28,10 +28,42 @@ import (
 // ports 17200-17999, if redis-server is on the PATH, and TestMain stops it
 // when the tests end. Tests that stop and restart servers start their own
 // with startRedis and startCluster. The tests of pure logic need neither.
+//
+// MITZBLOOM_REDIS_SERVER and MITZBLOOM_REDIS_CLI name the commands that the
+// tests run as redis-server and redis-cli (which joins and reshards their
+// clusters), as words split at spaces: the program and the arguments that
+// come before the tests' own, such as valkey-server, or a server unpacked
+// from a package run through its own loader, as CI runs Redis 8.0 and
+// Valkey 8.1.
 const (
 	addrEnv    = "MITZBLOOM_REDIS_ADDR"
 	clusterEnv = "MITZBLOOM_REDIS_CLUSTER_ADDRS"
+	serverEnv  = "MITZBLOOM_REDIS_SERVER"
+	cliEnv     = "MITZBLOOM_REDIS_CLI"
 )
+
+// serverCommand and cliCommand return the commands of redis-server and
+// redis-cli, as serverEnv and cliEnv name them, with args after them.
+func serverCommand(args ...string) *exec.Cmd { return commandOf(serverEnv, "redis-server", args) }
+func cliCommand(args ...string) *exec.Cmd    { return commandOf(cliEnv, "redis-cli", args) }
+
+func commandOf(env, name string, args []string) *exec.Cmd {
+	words := strings.Fields(os.Getenv(env))
+	if len(words) == 0 {
+		words = []string{name}
+	}
+	return exec.Command(words[0], append(words[1:], args...)...)
+}
+
+// lookServer returns the path of the program that serverCommand runs, or
+// why it is not there.
+func lookServer() (string, error) {
+	path, err := exec.LookPath(serverCommand().Args[0])
+	if err != nil {
+		return "", fmt.Errorf("%s is not on the PATH (%s names the command): %w", serverCommand().Args[0], serverEnv, err)
+	}
+	return path, nil
+}
 
 var shared struct {
 	prefix string // of every key the tests make, so they can be removed
@@ -84,8 +116,8 @@ func sharedServer() (string, error) {
 		if shared.addr = os.Getenv(addrEnv); shared.addr != "" {
 			return
 		}
-		if _, err := exec.LookPath("redis-server"); err != nil {
-			shared.err = fmt.Errorf("%s is not set and redis-server is not on the PATH", addrEnv)
+		if _, err := lookServer(); err != nil {
+			shared.err = fmt.Errorf("%s is not set and %w", addrEnv, err)
 			return
 		}
 		shared.server, shared.err = startRedis(true)
@@ -105,8 +137,8 @@ func sharedClusterAddrs() ([]string, error) {
 			shared.cluster = strings.Split(addrs, ",")
 			return
 		}
-		if _, err := exec.LookPath("redis-server"); err != nil {
-			shared.clusterErr = fmt.Errorf("%s is not set and redis-server is not on the PATH", clusterEnv)
+		if _, err := lookServer(); err != nil {
+			shared.clusterErr = fmt.Errorf("%s is not set and %w", clusterEnv, err)
 			return
 		}
 		shared.ownCluster, shared.clusterErr = startCluster(3, 1)
@@ -240,12 +272,12 @@ func sharedClient(t testing.TB, opts ...func(*redis.Options)) *redis.Client {
 // as sharedClient does when it is missing.
 func requireRedisServer(t testing.TB) string {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
+	path, err := lookServer()
 	if err != nil {
 		if isCI() {
-			t.Fatalf("Redis fault tests cannot run in CI: redis-server is not on the PATH; .ci/run installs the redis-server package")
+			t.Fatalf("Redis fault tests cannot run in CI: %v; .ci/run installs the redis-server package", err)
 		}
-		t.Skipf("skipping a Redis fault test: redis-server is not on the PATH; install the Debian package redis-server")
+		t.Skipf("skipping a Redis fault test: %v; install the Debian package redis-server", err)
 	}
 	return path
 }
@@ -343,7 +375,7 @@ func (s *redisServer) addr() string {
 }
 
 func (s *redisServer) start() error {
-	s.cmd = exec.Command("redis-server", s.args...)
+	s.cmd = serverCommand(s.args...)
 	// A server outlives no test binary, not even one killed by -timeout.
 	s.cmd.SysProcAttr = dieWithParent()
 	if err := s.cmd.Start(); err != nil {
@@ -445,7 +477,7 @@ func startCluster(masters, replicas int) (*redisCluster, error) {
 	}
 	args := append([]string{"--cluster", "create"}, cl.addrs()...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
-	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
+	if out, err := cliCommand(args...).CombinedOutput(); err != nil {
 		cl.stop()
 		return nil, fmt.Errorf("redis-cli --cluster create: %v: %s", err, out)
 	}
@@ -507,4 +539,20 @@ func (cl *redisCluster) stop() {
 	for _, n := range cl.nodes {
 		n.stop()
 	}
+}
+
+// TestServerVersion logs the server that the tests run on, and the
+// cluster's, as INFO server names them (Valkey names itself too).
+func TestServerVersion(t *testing.T) {
+	eachServer(t, func(t *testing.T, rdb redis.UniversalClient) {
+		info, err := rdb.Info(testContext(t), "server").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(info) {
+			if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && (k == "redis_version" || k == "server_name" || k == "valkey_version") {
+				t.Logf("%s %s", k, v)
+			}
+		}
+	})
 }

@@ -198,59 +198,75 @@ func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64, cursors []curs
 // pushCall returns the call of push.lua that sets the bits of records in
 // shard s, for a pusher whose cursor of the shard is cur.
 func (c *core[T]) pushCall(s *shard, records []byte, cur cursor) call {
-	return call{s, []string{s.cfgKey, s.key, s.logKey, s.logState}, []any{c.cfg, s.nbytes(), records, c.logBytes, checkBytes, cur.epoch, cur.check, len(cur.tail)}}
+	return call{s, []string{s.cfgKey, s.key, s.logKey}, []any{c.cfg, s.nbytes(), records, c.logCap(s), checkBytes, cur.epoch, cur.check, len(cur.tail)}}
 }
 
 // A logMark is a place in a shard's change log that push.lua answers: the
-// log's epoch, the position of its end, and its bytes before the end; and
-// the log's bytes before the pusher's checkpoint, as it found them before
-// it appended, if it held them.
+// log's epoch, the position of its end, and its bytes before the end, on
+// the server of replication ID replid; and the log as the push found it
+// before it appended, seen from the pusher's checkpoint.
 type logMark struct {
-	epoch string
-	pos   int64
-	tail  string
-	held  *string
+	replid string
+	epoch  string
+	pos    int64
+	tail   string
+	before logView
 }
 
 func parsePush(v any) (logMark, error) {
 	res, ok := v.([]any)
-	if !ok || len(res) != 5 {
+	if !ok || len(res) != 8 {
 		return logMark{}, fmt.Errorf("push.lua answered %v", v)
 	}
 	var m logMark
-	m.epoch, _ = res[1].(string)
-	m.pos, _ = res[2].(int64)
-	m.tail, _ = res[3].(string)
-	if s, ok := res[4].(string); ok {
-		m.held = &s
+	m.replid, _ = res[1].(string)
+	m.epoch, _ = res[2].(string)
+	m.pos, _ = res[3].(int64)
+	m.tail, _ = res[4].(string)
+	m.before.replid = m.replid
+	if s, ok := res[5].(string); ok {
+		m.before.held = &s
 	}
+	m.before.epoch, _ = res[6].(string)
+	m.before.end, _ = res[7].(int64)
 	return m, nil
 }
 
-// saw takes m, the log of shard s as a push of this Hybrid left it, for
-// the shard's checkpoint if it is the latest, given carried, the cursor
-// the push carried. A push into another epoch than the cursor's (the log
-// was started again since the Hybrid read it) makes the checkpoint that of
-// the new epoch, and the shard to be read whole: a failover that lost the
-// push and the log's new start would otherwise leave a log of the cursor's
-// epoch that holds its checkpoint.
-//
-// A push moves the checkpoint only if the log held the carried checkpoint
-// when the push appended to it: after a failover that lost writes the
-// Hybrid saw, the log of the new master grows past the checkpoint with
-// other records, and a checkpoint moved to its end would hide the loss
-// from the next pull, which would then skip the records that took the lost
-// ones' places. Otherwise the checkpoint stays for the next pull to judge
-// (see cursor.lost).
+// saw takes m, the log of shard sh as a push of this Hybrid left it, for
+// the shard's checkpoint, given carried, the cursor the push carried. Every
+// push moves the checkpoint to the log's end, so that the checkpoint stays
+// past every bit this Hybrid pushed, once the log as the push found it
+// shows that the server kept what the Hybrid saw (see cursor.kept): a
+// checkpoint moved past writes that the server lost would hide their loss
+// from the next pull, which would then skip the records that took the
+// lost ones' places. A server that lost them makes the Hybrid push the
+// shard whole and read it whole. A push into another epoch than the
+// cursor's (the log was started again since the Hybrid read it) makes the
+// checkpoint that of the new epoch, and the shard to be read whole.
 func (h *Hybrid[T]) saw(sh *shard, carried cursor, m logMark) {
-	cur := &h.cursors[sh.first/h.remote.c.shardBits]
+	s := int(sh.first / h.remote.c.shardBits)
+	cur := &h.cursors[s]
 	switch {
+	case *cur == cursor{} && carried != cursor{}:
+		// An earlier push of this Sync found the shard's history lost.
+	case !carried.kept(m.before):
+		h.historyLost(s)
 	case m.epoch != cur.epoch:
-		*cur = cursor{replid: cur.replid, epoch: m.epoch, pos: -1, check: m.pos, tail: m.tail}
-	case m.held == nil || *m.held != carried.tail:
+		*cur = cursor{replid: m.replid, epoch: m.epoch, pos: -1, check: m.pos, tail: m.tail}
 	case m.pos >= cur.check:
-		cur.check, cur.tail = m.pos, m.tail
+		cur.replid, cur.check, cur.tail = m.replid, m.pos, m.tail
 	}
+}
+
+// historyLost makes the next push push shard s whole, and the next pull
+// read it whole, forgetting what the Hybrid saw of a log that is no more:
+// its server lost writes that the Hybrid read or pushed, and the fleet
+// puts back what it has.
+func (h *Hybrid[T]) historyLost(s int) {
+	only := make([]bool, len(h.cursors))
+	only[s] = true
+	h.pushWhole("history", only)
+	h.cursors[s] = cursor{}
 }
 
 // markPushed takes a checkpoint of the log of each shard that a push
@@ -355,7 +371,7 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 				continue
 			}
 			log, err := parseLog(rep.val)
-			if err != nil || log.records == nil || h.cursors[todo[i]].lost(log) {
+			if err != nil || log.records == nil || !h.cursors[todo[i]].kept(log.view()) {
 				again, at = append(again, calls[i]), append(at, i)
 			}
 		}
@@ -375,14 +391,10 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 				return c.wrap(ctx, "sync", err)
 			}
 			cur := &h.cursors[s]
-			if cur.lost(log) {
+			if !cur.kept(log.view()) {
 				// The server lost bits of this shard, and only of this
-				// one: put back what this replica has of it, and forget
-				// what it saw of a log that is no more.
-				only := make([]bool, len(c.shards))
-				only[s] = true
-				h.pushWhole("history", only)
-				*cur = cursor{}
+				// one: put back what this replica has of it.
+				h.historyLost(s)
 				whole = append(whole, s)
 				continue
 			}
@@ -397,7 +409,7 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 			st.PulledBits += int64(len(log.records) / 4)
 			cur.replid = log.replid
 			cur.pos += int64(len(log.records))
-			if cur.pos > cur.check || log.held == nil {
+			if cur.pos > cur.check {
 				cur.check, cur.tail = cur.pos, log.tail
 			}
 			if len(log.records) == logReadBytes {
@@ -415,24 +427,35 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 	return nil
 }
 
-// lost reports whether the server that answered log lost writes to the
-// shard that this Hybrid read or pushed: whether the log, of the cursor's
-// epoch, ends before the checkpoint, or holds other bytes before it. A log
-// is only appended to within an epoch, in the same step as the bits, and a
-// slot moved or a failover or restart that lost nothing keeps it whole, so
-// that a Hybrid tells them from a loss whatever node answers. A log that
-// no longer holds the checkpoint, trimmed past it or started again, tells
-// nothing: then a server of another replication ID than the cursor's (a
-// failover, a restart, or a slot moved) may have lost bits. A user denied
-// INFO has no replication ID to go by.
-func (cur *cursor) lost(log logRead) bool {
+// A logView is what a script found of a shard's change log, seen from a
+// cursor: the server's replication ID, the log's epoch and end, and its
+// bytes before the cursor's checkpoint, if it holds them there.
+type logView struct {
+	replid, epoch string
+	end           int64
+	held          *string
+}
+
+// kept reports whether the server whose log v shows kept every write to
+// the shard that this Hybrid read or pushed up to its checkpoint: whether
+// the log holds, before the checkpoint, the bytes that the Hybrid saw
+// there. A log is only appended to within an epoch, in the same step as
+// the bits, and a slot moved or a failover or restart that lost nothing
+// keeps it whole, so that a Hybrid tells them from a loss whatever node
+// answers. A log of the cursor's epoch that ends before the checkpoint
+// lost writes. A log that no longer holds the checkpoint, trimmed past it
+// or started again, tells nothing: then a server of another replication
+// ID than the one that last showed the checkpoint kept (a failover, a
+// restart, or a slot moved) may have lost writes. A user denied INFO has
+// no replication ID to go by.
+func (cur *cursor) kept(v logView) bool {
 	switch {
-	case log.held != nil:
-		return *log.held != cur.tail
-	case log.epoch == cur.epoch && cur.check > log.end:
-		return true
+	case v.held != nil:
+		return *v.held == cur.tail
+	case v.epoch == cur.epoch && cur.check > v.end:
+		return false
 	}
-	return cur.replid != "" && log.replid != cur.replid
+	return cur.replid == "" || v.replid == cur.replid
 }
 
 // pullShards reads shards whole into the local filter, and sets each one's
@@ -459,12 +482,12 @@ func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, atte
 		}
 	}
 	ends := make(map[int]cursor, len(shards))
-	mixed := make(map[int]bool)
+	mixed, lost := make(map[int]bool), make(map[int]bool)
 	for ; len(chs) > 0; chs = chs[min(len(chs), chunksPerTrip):] {
 		trip := chs[:min(len(chs), chunksPerTrip)]
 		calls := make([]call, len(trip))
 		for i, ch := range trip {
-			calls[i] = c.changesCall(ch.shard, cursor{}, 0, &ch)
+			calls[i] = c.changesCall(ch.shard, h.cursors[index[ch.shard]], 0, &ch)
 		}
 		for i, rep := range c.runScript(ctx, changesScript, rt, calls) {
 			if rep.err != nil {
@@ -482,6 +505,17 @@ func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, atte
 				return c.wrap(ctx, "sync", err)
 			}
 			s := index[ch.shard]
+			// Each chunk is read with the log's end, and checks in the
+			// same step that the server kept what the Hybrid saw: a
+			// failover since the pull that chose to read the shard whole
+			// must not hide a loss behind the end read here.
+			if !h.cursors[s].kept(log.view()) {
+				if rep.replica {
+					mixed[s] = true
+				} else {
+					lost[s] = true
+				}
+			}
 			end := cursor{replid: log.replid, epoch: log.epoch, pos: log.end, check: log.end, tail: log.tail}
 			prev, ok := ends[s]
 			switch {
@@ -497,6 +531,9 @@ func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, atte
 		switch old := h.cursors[s]; {
 		case mixed[s]:
 			again = append(again, s)
+		case lost[s]:
+			h.historyLost(s)
+			h.cursors[s] = end
 		case old.epoch == end.epoch && old.check > end.check:
 			// A replica behind this Hybrid's last push: the push's
 			// checkpoint stands.
@@ -524,7 +561,7 @@ func (c *core[T]) changesCall(s *shard, cur cursor, most int, ch *chunk) call {
 	if ch != nil {
 		args = append(args, ch.from, ch.to-1)
 	}
-	return call{s, []string{s.cfgKey, s.key, s.logKey, s.logState}, args}
+	return call{s, []string{s.cfgKey, s.key, s.logKey}, args}
 }
 
 // A logRead is what changes.lua returned.
@@ -535,6 +572,11 @@ type logRead struct {
 	held          *string // the log's bytes before the checkpoint; nil if it does not hold them
 	tail          string  // its bytes before the end of the read
 	bitmap        string  // the range of the bitmap asked for
+}
+
+// view returns what l shows of the log.
+func (l logRead) view() logView {
+	return logView{replid: l.replid, epoch: l.epoch, end: l.end, held: l.held}
 }
 
 func parseLog(v any) (logRead, error) {

@@ -24,11 +24,7 @@ import (
 // releases without change logs, which pushed the whole local filter and
 // read the whole shared one (a Merge and a Snapshot), in the same run.
 func BenchmarkHybridSync(b *testing.B) {
-	requireRedisServer(b)
-	srv, err := startRedis(false)
-	require.NoError(b, err)
-	b.Cleanup(srv.stop)
-	rdb := newClient(srv.addr())
+	rdb := newClient(faultServer(b).addr())
 	b.Cleanup(func() { rdb.Close() })
 	ctx := context.Background()
 	const n = 100_000_000
@@ -106,7 +102,7 @@ func BenchmarkHybridSync(b *testing.B) {
 			// a Merge of many bits does.
 			epoch++
 			for _, key := range f.Keys() {
-				require.NoError(b, rdb.Set(ctx, key+":changes-state", fmt.Sprintf("%d 0", epoch), 0).Err())
+				require.NoError(b, rdb.Set(ctx, key+":changes", fmt.Sprintf("mitzbloom/changes %015d %016d\n", epoch, 0), 0).Err())
 			}
 		}, func() error { return measured.Sync(ctx) })
 	})

@@ -123,6 +123,7 @@ func TestWaitFailover(t *testing.T) {
 	victim, replica := masterAndReplica(ctx, t, cl, master)
 
 	acked := map[*redisfilter.Filter[string]][]string{}
+	var untyped errorTally
 	put := func(until time.Time) {
 		for i := 0; time.Now().Before(until); i++ {
 			for _, f := range []*redisfilter.Filter[string]{durable, plain} {
@@ -131,7 +132,9 @@ func TestWaitFailover(t *testing.T) {
 					batch[j] = fmt.Sprintf("%d-%d-%d", time.Now().UnixNano(), i, j)
 				}
 				cctx, cancel := context.WithTimeout(ctx, time.Second)
-				if f.PutMany(cctx, batch) == nil {
+				err := f.PutMany(cctx, batch)
+				untyped.note(err)
+				if err == nil {
 					acked[f] = append(acked[f], batch...)
 				}
 				cancel()
@@ -170,6 +173,7 @@ func TestWaitFailover(t *testing.T) {
 	t.Logf("lost after the failover: %d of %d WithWait, %d of %d without", lost[durable], len(acked[durable]), lost[plain], len(acked[plain]))
 	assert.Zero(t, lost[durable], "values acknowledged WithWait were lost")
 	assert.Positive(t, len(acked[durable]))
+	untyped.check(t)
 }
 
 // masterAndReplica returns the server of cl that master is, and its

@@ -2,8 +2,10 @@ package redisfilter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mitzbloom/mitzbloom/bloom"
@@ -14,6 +16,10 @@ import (
 
 // maxGenerations bounds the bitmaps MightContain tests each value in.
 const maxGenerations = 64
+
+// gensMark is the member of a window's record of generations that makes
+// the record redisfilter's (see lua/lib.lua).
+const gensMark = "mitzbloom/redisfilter"
 
 // A Windowed filter remembers values for a sliding window of time, shared by
 // a fleet without coordination: time is cut into generations of a fixed
@@ -43,7 +49,9 @@ const maxGenerations = 64
 // gone before its expiry (evicted, deleted, flushed) is lost: every call
 // that would read or put into it returns an error wrapping [ErrLost], never
 // an answer that could be a false "never seen", until it leaves the window. A Windowed filter is safe for concurrent use by multiple
-// goroutines.
+// goroutines. Like a [Filter] it holds nothing but its parameters and runs
+// nothing in the background (its generations expire in Redis), so there is
+// no Close.
 type Windowed[T any] struct {
 	c      core[T]
 	period int64 // milliseconds
@@ -113,7 +121,7 @@ func (w *Windowed[T]) putBatch(op string) *batch {
 	now := w.clock.Now()
 	gen := w.Generation(now)
 	expireAt := (gen + int64(w.gens) + 1) * w.period
-	return &batch{op: op, put: true, windowed: true, gens: []int64{gen}, expireAt: strconv.FormatInt(expireAt, 10), now: now.UnixMilli()}
+	return &batch{op: op, put: true, windowed: true, gens: []int64{gen}, expireAt: strconv.FormatInt(expireAt, 10), now: now.UnixMilli(), period: w.period, generations: int64(w.gens)}
 }
 
 // readBatch returns the batch of a read: of the last Generations
@@ -182,23 +190,35 @@ func (w *Windowed[T]) NumHashFunctions() int { return w.c.k }
 // Strategy returns the strategy w maps hashes to bits with.
 func (w *Windowed[T]) Strategy() strategy.Strategy { return w.c.strategy }
 
-// Delete removes w's keys from Redis: its config, and the bitmap of every
-// generation recorded as created, in every shard. Calls on w, and on other
-// Windowed of the same name, then return errors wrapping [ErrLost] until the
-// window is opened again. A generation that another process creates while
-// Delete runs may be left behind, to expire.
+// Delete removes w's keys from Redis: its config, its record of
+// generations and the bitmap of every generation it records, in every
+// shard, as [Filter.Delete] does: a key that holds what redisfilter did not
+// write is left as it is, and named in an error wrapping [ErrNotFilter].
+// Calls on w, and on other Windowed of the same name, then return errors
+// wrapping [ErrLost] until the window is opened again. A generation that
+// another process creates while Delete runs may be left behind, to expire.
 func (w *Windowed[T]) Delete(ctx context.Context) error {
 	pipe := w.c.rdb.Pipeline()
-	gens := make([]*redis.StringSliceCmd, len(w.c.shards))
+	gens := make([]*redis.ZSliceCmd, len(w.c.shards))
 	for i, s := range w.c.shards {
-		gens[i] = pipe.ZRange(ctx, s.gensKey, 0, -1)
+		gens[i] = pipe.ZRangeWithScores(ctx, s.gensKey, 0, -1)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return w.c.wrap(ctx, "delete", err)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		// A record of another type is named by delete.lua, which leaves it.
+		var rerr redis.Error
+		if !errors.As(err, &rerr) || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+			return w.c.wrap(ctx, "delete", err)
+		}
 	}
-	return w.c.delete(ctx, func(i int) []string {
+	return w.c.delete(ctx, func(i int) call {
 		s := &w.c.shards[i]
-		return append([]string{s.cfgKey, s.gensKey, s.holdKey}, gens[i].Val()...)
+		keys := []string{s.cfgKey, s.gensKey, s.holdKey}
+		for _, z := range gens[i].Val() {
+			if m, _ := z.Member.(string); strings.HasPrefix(m, "{"+s.tag+"}:") {
+				keys = append(keys, m)
+			}
+		}
+		return call{s, keys, []any{"generations", w.period, w.gens}}
 	})
 }
 

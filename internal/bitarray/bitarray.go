@@ -162,7 +162,9 @@ func (a *Array) OrEncoded(i int, b string) {
 	if len(b) < 8 {
 		return
 	}
-	_ = a.words[i+len(b)/8-1] // one bounds check for the loop
+	// One bounds check for the loop, by slicing, which reads no word: an
+	// index expression would, racing with the atomic writes of Set.
+	_ = a.words[i : i+len(b)/8]
 	for ; len(b) >= 8; b, i = b[8:], i+1 {
 		a.orWord(i, uint64FromString(b))
 	}

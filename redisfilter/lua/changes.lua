@@ -20,7 +20,6 @@
 -- KEYS[1]  the shard's config key
 -- KEYS[2]  the shard's bitmap
 -- KEYS[3]  the shard's change log
--- KEYS[4]  its state
 -- ARGV[1]  the config the filter was opened with
 -- ARGV[2]  the bitmap's length in bytes
 -- ARGV[3]  the reader's epoch, '' for none
@@ -39,7 +38,7 @@
 --          epoch, trimmed, or shorter), the bytes before the end of the
 --          read ('' if the log holds the checkpoint and the read ends there
 --          or before), and the range's bytes if asked for}
-local config_key, bitmap_key, log_key, state_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local config_key, bitmap_key, log_key = KEYS[1], KEYS[2], KEYS[3]
 local config, nbytes, epoch, pos, most = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local check, nheld, ntail = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 
@@ -47,32 +46,27 @@ local err = check_config(config_key, config)
 if err then return err end
 err = check_bitmap(bitmap_key, nbytes)
 if err then return err end
+local log_epoch, base, last
+err, log_epoch, base, last = read_log(log_key)
+if err then return err end
 -- The replication ID is what a reader goes by when the log no longer
 -- holds its checkpoint (see Hybrid). A user denied INFO gets none.
 local info = redis.pcall('INFO', 'replication')
 local replid = type(info) == 'string' and string.match(info, 'master_replid:(%w+)') or ''
-local state = redis.call('GET', state_key) or ' 0'
-local log_epoch, base = string.match(state, '^(%d*) (%d+)$')
-base = tonumber(base)
-local last = base + redis.call('STRLEN', log_key)
-local function bytes(from, to)
-  if to <= from then return '' end
-  return redis.call('GETRANGE', log_key, from - base, to - base - 1)
-end
 local records, upto = false, last
 if log_epoch == epoch and pos >= base and pos <= last then
   upto = math.min(last, pos + most)
-  records = bytes(pos, upto)
+  records = log_bytes(log_key, base, pos, upto)
 end
 local held = false
 if log_epoch == epoch and check - nheld >= base and check <= last then
-  held = bytes(check - nheld, check)
+  held = log_bytes(log_key, base, check - nheld, check)
 end
 -- A reader that read the bitmap takes the log's end; one that holds its
 -- checkpoint and read no further keeps it, and needs no tail.
 if ARGV[9] then upto = last end
 local tail = ''
-if not held or upto > check then tail = bytes(math.max(base, upto - ntail), upto) end
+if not held or upto > check then tail = log_bytes(log_key, base, math.max(base, upto - ntail), upto) end
 if ARGV[9] then
   return {replid, log_epoch, base, last, records, held, tail, redis.call('GETRANGE', bitmap_key, ARGV[9], ARGV[10])}
 end

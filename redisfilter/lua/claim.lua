@@ -21,8 +21,9 @@
 local config_key = KEYS[1]
 local found, config, token = ARGV[1], ARGV[2], ARGV[3]
 
-local cur = redis.call('GET', config_key) or ''
-if cur ~= found then return {0, cur} end
+-- A config key that exists, even empty, is not the missing one Open found.
+local cur = redis.call('GET', config_key)
+if (cur or '') ~= found or cur == '' then return {0, cur or ''} end
 local claim = 'creating ' .. token .. ' ' .. config
 redis.call('SET', config_key, claim)
 return {1, claim}

@@ -7,10 +7,34 @@
 -- the time a window's generations are measured by is the client's, as in
 -- its reads, and a claim lasts while it changes (see claim.lua).
 
+-- A script writes a key only if redisfilter wrote it, as told by a mark
+-- that redisfilter writes, checked in the same step as the write: the
+-- config key holds a config (or a claim), whose creation id the calls
+-- compare; a shard's bitmap is the one its config key's creation names; a
+-- window's generations are the bitmaps its record (a sorted set with the
+-- member GENS_MARK) holds; the hold key holds HOLD; the change log starts
+-- with its header (see log.lua). A key that holds anything else is
+-- reported, with the problem FOREIGN or WRONGTYPE, and left as it is.
+
+-- HOLD is what a shard's hold key holds while no bitmap is moved there.
+local HOLD = 'mitzbloom'
+
+-- GENS_MARK is the member, of score 0, of a window's record of its
+-- generations that makes the record redisfilter's.
+local GENS_MARK = 'mitzbloom/redisfilter'
+
 -- problem returns the error reply of a failed check of key: a code that
 -- errors.go's table maps to a sentinel, the key, and a detail.
 local function problem(code, key, detail)
   return redis.error_reply('MITZBLOOM_' .. code .. ' ' .. key .. ' ' .. (detail or ''))
+end
+
+-- foreign returns the problem of key, which holds what redisfilter did not
+-- write there.
+local function foreign(key)
+  local t = redis.call('TYPE', key).ok
+  if t == 'string' then t = 'a string of ' .. redis.call('STRLEN', key) .. ' bytes' else t = 'a ' .. t end
+  return problem('FOREIGN', key, 'holds ' .. t)
 end
 
 -- check_config returns the error reply for the config key key if it does
@@ -25,44 +49,46 @@ local function check_config(key, want)
   return nil
 end
 
+-- check_hold returns the error reply for a shard's hold key if it holds
+-- what redisfilter did not write, or nil: it is missing or holds HOLD.
+local function check_hold(key)
+  local v = redis.pcall('GET', key)
+  if type(v) == 'table' then return problem('WRONGTYPE', key, v.err) end
+  if v and v ~= HOLD then return foreign(key) end
+  return nil
+end
+
+-- check_gens returns the error reply for a window's record of generations
+-- if it is not one that redisfilter wrote, or nil: it is missing or a
+-- sorted set with GENS_MARK.
+local function check_gens(key)
+  local n = redis.pcall('ZSCORE', key, GENS_MARK)
+  if type(n) == 'table' then return problem('WRONGTYPE', key, n.err) end
+  if not n and redis.call('EXISTS', key) == 1 then
+    return problem('FOREIGN', key, 'holds a sorted set without the member ' .. GENS_MARK)
+  end
+  return nil
+end
+
 -- check_bitmap returns the error reply for the bitmap key if it is not one
 -- of nbytes bytes, or nil, and its length. A missing bitmap is lost for a
 -- plain filter (gens_key is nil); a missing window generation is lost if
 -- the record gens_key holds it with an expiry after now (Unix ms), and
--- otherwise not created yet, or expired.
+-- otherwise not created yet, or expired. A window's generation of nbytes
+-- bytes is its own only if its record holds it.
 local function check_bitmap(key, nbytes, gens_key, now)
   local len = redis.pcall('STRLEN', key)
   if type(len) == 'table' then return problem('WRONGTYPE', key, len.err), 0 end
-  if len == nbytes then return nil, len end
-  if len ~= 0 then return problem('LENGTH', key, len .. ' ' .. nbytes), len end
-  if not gens_key then return problem('NOBITMAP', key), 0 end
-  local expires = redis.call('ZSCORE', gens_key, key)
-  if expires and tonumber(now) < tonumber(expires) then return problem('NOGENERATION', key), 0 end
-  return nil, 0
-end
-
--- check_owned returns the error reply for the first of a shard's keys that
--- Open writes beside its config and bitmap, if it holds something that
--- redisfilter did not write there, or nil: the hold key holds
--- 'mitzbloom', the change log 4-byte records, and its state
--- "<epoch> <position>". log_key and state_key are nil for a window, which
--- has no log.
-local function check_owned(hold_key, log_key, state_key)
-  local keys = {hold_key, log_key, state_key}
-  for i = 1, 3 do
-    local key = keys[i]
-    if key then
-      -- The log may be long: its length, not its value, is read.
-      local cmd = 'GET'
-      if i == 2 then cmd = 'STRLEN' end
-      local v = redis.pcall(cmd, key)
-      if type(v) == 'table' then return problem('WRONGTYPE', key, v.err) end
-      local n, ours = v, true
-      if i == 1 and v then n, ours = #v, v == 'mitzbloom' end
-      if i == 2 then ours = v % 4 == 0 end
-      if i == 3 and v then n, ours = #v, string.match(v, '^%d* %d+$') ~= nil end
-      if not ours then return problem('FOREIGN', key, 'holds a string of ' .. n .. ' bytes') end
-    end
+  if len ~= 0 and len ~= nbytes then return problem('LENGTH', key, len .. ' ' .. nbytes), len end
+  if len == 0 and redis.call('EXISTS', key) == 1 then return foreign(key), 0 end
+  if not gens_key then
+    if len == 0 then return problem('NOBITMAP', key), 0 end
+    return nil, len
   end
-  return nil
+  local expires = redis.call('ZSCORE', gens_key, key)
+  if len == nbytes and not expires then
+    return problem('FOREIGN', key, 'holds a string of ' .. len .. ' bytes that the window did not record'), len
+  end
+  if len == 0 and expires and tonumber(now) < tonumber(expires) then return problem('NOGENERATION', key), 0 end
+  return nil, len
 end

@@ -18,6 +18,10 @@ local config, nbytes, what, first, last = ARGV[1], tonumber(ARGV[2]), ARGV[3], A
 
 local err = check_config(config_key, config)
 if err then return err end
+if gens_key then
+  err = check_gens(gens_key)
+  if err then return err end
+end
 local len
 err, len = check_bitmap(bitmap_key, nbytes, gens_key, ARGV[6])
 if err then return err end
