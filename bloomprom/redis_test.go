@@ -277,6 +277,9 @@ func TestRedisUnreachable(t *testing.T) {
 	for key, v := range s {
 		if len(key) > 37 && key[:37] == "mitzbloom_filter_read_failures_total{" {
 			failures += v
+			if v > 0 {
+				t.Logf("%s %v", key, v)
+			}
 		}
 	}
 	// 5 scrapes that failed, 2 filters each.
