@@ -13,10 +13,11 @@ import (
 // Its MightContain and MightContainMany are the filter's, counted; put
 // values in the filter itself.
 //
-// A Lookups is safe for concurrent use by multiple goroutines, and
-// counting costs a few nanoseconds a lookup that writes no memory other
-// goroutines write: goroutines count in different cache lines, picked by
-// where their stacks are, and a scrape adds the lines up.
+// A Lookups is safe for concurrent use by multiple goroutines, and counting
+// costs a few nanoseconds a lookup, in a cache line that the goroutine
+// picks by where its stack is, so that goroutines on other cores write
+// other lines (two goroutines pick the same one with a probability of one
+// in 4·GOMAXPROCS); a scrape adds the lines up.
 type Lookups[T any] struct {
 	f interface {
 		MightContain(T) bool
