@@ -250,6 +250,8 @@ func (e *entry) collect(ctx context.Context, ch chan<- prometheus.Metric) {
 	if s.expected > 0 {
 		e.gauge(ch, expectedInsertionsDesc, float64(s.expected))
 		e.gauge(ch, loadRatioDesc, elementsValue(s.elements)/float64(s.expected))
+	}
+	if s.target > 0 {
 		e.gauge(ch, targetFPPDesc, s.target)
 	}
 	switch e.kind {

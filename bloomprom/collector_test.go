@@ -289,6 +289,20 @@ func TestReadWithoutSizing(t *testing.T) {
 	sc, err := bloom.NewScalable(funnel.String, 100, 0.05)
 	require.NoError(t, err)
 	assert.ErrorContains(t, c.Register("scalable", sc, bloomprom.WithSizing(100, 0.01)), "made for n = 100 at p = 0.05")
+
+	// A Scalable read without its sizing: WithSizing gives its target, but
+	// not its stages' sizes, which depend on its growth too.
+	data, err = sc.MarshalBinary()
+	require.NoError(t, err)
+	readSc, err := bloom.ReadScalable(bytes.NewReader(data), funnel.String)
+	require.NoError(t, err)
+	require.NoError(t, c.Register("read scalable", readSc, bloomprom.WithSizing(100, 0.05)))
+	s = gather(t, c)
+	assert.Equal(t, 0.05, s.get(t, "mitzbloom_filter_target_fpp", "read scalable"))
+	_, ok = s.of("mitzbloom_filter_expected_insertions", "read scalable")
+	assert.False(t, ok)
+	_, ok = s.of("mitzbloom_filter_load_ratio", "read scalable")
+	assert.False(t, ok)
 }
 
 // TestRegisterErrors requires Register to refuse what it cannot report,

@@ -26,8 +26,10 @@ const defaultTimeout = 2 * time.Second
 // p that the filter was sized for: the arguments of bloom.New, of
 // redisfilter.Open or OpenWindowed (a Hybrid's are those of the Filter it
 // was made from), or of bloom.WithSizing for a Rotating or a Scalable that
-// was read without them. A Rotating or a Scalable that knows its own needs
-// none, and with one that differs Register returns an error.
+// was read without them (of such a Scalable, only p is reported: the sizes
+// of its stages depend on its growth too). A Rotating or a Scalable that
+// knows its own needs none, and with one that differs Register returns an
+// error.
 //
 // Without it, a filter that does not know its sizing has no
 // mitzbloom_filter_expected_insertions, load_ratio or target_fpp, which

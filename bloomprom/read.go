@@ -149,9 +149,6 @@ func (e *entry) read(ctx context.Context) (sample, error) {
 		s.period = w.Period()
 		s.age = now.Sub(time.UnixMilli(w.Generation(now) * s.period.Milliseconds()))
 	}
-	if s.expected == 0 || s.target == 0 {
-		s.expected, s.target = 0, 0
-	}
 	return s, nil
 }
 
