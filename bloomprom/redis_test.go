@@ -84,6 +84,7 @@ func TestRedisFilter(t *testing.T) {
 
 	c := bloomprom.NewCollector()
 	require.NoError(t, c.Register("shared", f, bloomprom.WithSizing(10_000, 0.01)))
+	lint(t, c)
 	s := gather(t, c)
 	count, err := f.BitCount(ctx)
 	require.NoError(t, err)
@@ -127,6 +128,7 @@ func TestWindowed(t *testing.T) {
 
 	c := bloomprom.NewCollector()
 	require.NoError(t, c.Register("window", w, bloomprom.WithSizing(5000, 0.01)))
+	lint(t, c)
 	before := time.Now()
 	s := gather(t, c)
 	count, err := w.BitCount(ctx)
@@ -171,6 +173,7 @@ func TestHybrid(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, h.Sync(cancelled), context.Canceled)
 
+	lint(t, c)
 	s := gather(t, c)
 	st := h.Stats()
 	assert.Equal(t, 3.0, s.get(t, "mitzbloom_hybrid_syncs_total", "fleet"))
