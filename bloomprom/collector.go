@@ -3,6 +3,7 @@ package bloomprom
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -124,9 +125,10 @@ func (c *Collector) Register(name string, filter any, opts ...Option) error {
 // classify sets e's kind from the methods of its filter, and checks its
 // sizing against the one the filter reports.
 func (e *entry) classify() error {
-	switch f := e.filter.(type) {
-	case nil:
+	if v := reflect.ValueOf(e.filter); e.filter == nil || v.Kind() == reflect.Pointer && v.IsNil() {
 		return fmt.Errorf("filter is nil")
+	}
+	switch f := e.filter.(type) {
 	case hybrid:
 		e.kind = kindHybrid
 	case windowed:

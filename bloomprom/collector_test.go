@@ -323,6 +323,8 @@ func TestRegisterErrors(t *testing.T) {
 		{"empty name", "", f, nil, "must be valid UTF-8 and not empty"},
 		{"bad UTF-8", "\xff", f, nil, "must be valid UTF-8 and not empty"},
 		{"nil", "nil", nil, nil, "filter is nil"},
+		{"a nil *Filter", "nil filter", (*bloom.Filter[string])(nil), nil, "filter is nil"},
+		{"a Lookups of a nil *Rotating", "nil rotating", bloomprom.CountLookups((*bloom.Rotating[string])(nil)), nil, "filter is nil"},
 		{"not a filter", "string", "seen", nil, "string is not a filter of package bloom or redisfilter"},
 		{"a Builder", "builder", new(bloom.Builder[string]), nil, "*bloom.Builder[string] is not a filter"},
 		{"bad n", "n", f, []bloomprom.Option{bloomprom.WithSizing(0, 0.01)}, "n must be positive"},
