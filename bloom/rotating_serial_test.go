@@ -227,6 +227,10 @@ func TestReadRotatingFunnelAlone(t *testing.T) {
 	st := read.Stats()
 	assert.Equal(t, r.Stats().ApproximateElementCount, st.ApproximateElementCount)
 	assert.Equal(t, r.Stats().ExpectedFPP, st.ExpectedFPP)
+	assert.Zero(t, st.ExpectedInsertions, "read without its sizing")
+	assert.Zero(t, st.FPP, "read without its sizing")
+	assert.Zero(t, st.Window, "read without its window")
+	assert.Equal(t, r.Stats().BitSize, st.BitSize)
 	assert.PanicsWithValue(t, "bloom: Put into a Rotating read without WithSizing and WithWindow, which cannot rotate; read it with ReadRotating(r, f, bloom.WithSizing(n, fpp), bloom.WithWindow(window)) to go on putting",
 		func() { read.Put("d") })
 	assert.Panics(t, func() { read.PutMany([]string{"d"}) })
@@ -239,6 +243,9 @@ func TestReadRotatingFunnelAlone(t *testing.T) {
 	// Rotating make generations of it.
 	restored, err := bloom.ReadRotating(bytes.NewReader(data), funnel.String, bloom.WithSizing(1000, 0.01), bloom.WithWindow(w), bloom.WithClock(clock))
 	require.NoError(t, err)
+	assert.EqualValues(t, 1000, restored.Stats().ExpectedInsertions)
+	assert.Equal(t, 0.01, restored.Stats().FPP)
+	assert.Equal(t, w, restored.Stats().Window)
 	clock.Advance(w)
 	restored.Put("after")
 	var buf bytes.Buffer

@@ -21,6 +21,9 @@ type RotatingStats struct {
 
 	// Current and Previous describe the two generations.
 	Current, Previous GenerationStats
+	// BitSize is the number of bits in the two generations together: they
+	// take BitSize/8 bytes of memory.
+	BitSize int64
 
 	// FillRatio is the fraction of the bits of the generations' union that
 	// are set: bits set in either generation, over the bit size of one.
@@ -34,6 +37,15 @@ type RotatingStats struct {
 	// ExpectedFPP are p₁ and p₂, which is at most about twice the fpp the
 	// Rotating was made with.
 	ExpectedFPP float64
+
+	// ExpectedInsertions, FPP and Window are what the Rotating was made
+	// with: each generation is sized for ExpectedInsertions values at FPP,
+	// and lasts Window unless it fills first. All three are 0 for a
+	// Rotating read without its sizing and window (see [WithSizing]),
+	// which cannot rotate.
+	ExpectedInsertions int64
+	FPP                float64
+	Window             time.Duration
 }
 
 // GenerationStats describes one generation of a [Rotating].
@@ -70,10 +82,14 @@ func (r *Rotating[T]) Stats() RotatingStats {
 		EarlyRotations:          g.early,
 		Current:                 cur,
 		Previous:                prev,
+		BitSize:                 size + g.prev.f.BitSize(),
 		FillRatio:               float64(union) / float64(size),
 		ApproximateElementCount: estimate.Count(union, size, g.cur.f.k),
 		// 1 − (1−p₁)(1−p₂), written so that tiny rates do not round to 0.
-		ExpectedFPP: cur.ExpectedFPP + prev.ExpectedFPP - cur.ExpectedFPP*prev.ExpectedFPP,
+		ExpectedFPP:        cur.ExpectedFPP + prev.ExpectedFPP - cur.ExpectedFPP*prev.ExpectedFPP,
+		ExpectedInsertions: r.expectedInsertions,
+		FPP:                r.fpp,
+		Window:             r.window,
 	}
 }
 

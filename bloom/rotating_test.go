@@ -283,6 +283,10 @@ func TestRotatingStats(t *testing.T) {
 	prev, cur := mustNew(t, funnel.Int64, 1000, 0.01), mustNew(t, funnel.Int64, 1000, 0.01)
 
 	st := r.Stats()
+	assert.EqualValues(t, 1000, st.ExpectedInsertions)
+	assert.Equal(t, 0.01, st.FPP)
+	assert.Equal(t, w, st.Window)
+	assert.Equal(t, 2*cur.BitSize(), st.BitSize)
 	assert.Zero(t, st.Rotations)
 	assert.Zero(t, st.Current.Age)
 	assert.Equal(t, w, st.Previous.Age, "the empty previous generation counts as a window old")

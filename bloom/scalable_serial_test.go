@@ -103,6 +103,7 @@ func TestScalableRoundTrip(t *testing.T) {
 		assert.Zero(t, stage.FPP, "stage %d, read without its sizing", i)
 		assert.Equal(t, st.Stages[i].BitSize, stage.BitSize, "stage %d", i)
 	}
+	assert.Zero(t, lookups.Stats().FPP, "read without its sizing")
 	assert.PanicsWithValue(t, "bloom: Put into a Scalable read without WithSizing, which cannot grow; read it with ReadScalable(r, f, bloom.WithSizing(initialExpected, fpp)) to go on putting",
 		func() { lookups.Put("more") })
 	assert.Panics(t, func() { lookups.PutMany([]string{"more"}) })
@@ -114,6 +115,7 @@ func TestScalableRoundTrip(t *testing.T) {
 	assert.Equal(t, data, scalableBytes(t, back))
 	assert.Equal(t, s.String(), back.String())
 	assert.Equal(t, st.ExpectedFPP, back.Stats().ExpectedFPP)
+	assert.Equal(t, 0.1, back.Stats().FPP)
 	assert.InEpsilon(t, s.ApproximateElementCount(), back.ApproximateElementCount(), 0.05)
 	for i := range 5000 {
 		v := fmt.Sprint("p", i)

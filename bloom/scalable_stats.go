@@ -15,6 +15,10 @@ type ScalableStats struct {
 	// ExpectedFPP are p₀, p₁, …, at most about the sum of the rates the
 	// stages are sized for, below the fpp the Scalable was made with.
 	ExpectedFPP float64
+	// FPP is the fpp the Scalable was made with, which its ExpectedFPP
+	// stays below however many values it receives; 0 for a Scalable read
+	// without its sizing (see [WithSizing]), which cannot grow.
+	FPP float64
 }
 
 // StageStats describes one stage of a [Scalable].
@@ -45,7 +49,7 @@ type StageStats struct {
 // snapshot while Puts run, but always the stages of one moment.
 func (s *Scalable[T]) Stats() ScalableStats {
 	l := s.stages.Load()
-	out := ScalableStats{Stages: make([]StageStats, len(l.stages))}
+	out := ScalableStats{Stages: make([]StageStats, len(l.stages)), FPP: s.fpp}
 	for i, st := range l.stages {
 		f := st.f
 		ss := StageStats{

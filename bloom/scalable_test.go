@@ -100,6 +100,7 @@ func scalableGrowth(t *testing.T, n0, total, absent int64, p, sigmas float64, g 
 	assert.LessOrEqual(t, observed, p+sigmas*sigma, "observed false-positive rate over %d absent values", absent)
 
 	st := s.Stats()
+	assert.Equal(t, p, st.FPP, "the fpp the Scalable was made with")
 	expected := st.ExpectedFPP
 	if sigmas == 0 {
 		assert.Less(t, expected, p, "ExpectedFPP")

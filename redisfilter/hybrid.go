@@ -3,6 +3,7 @@ package redisfilter
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +67,12 @@ type Hybrid[T any] struct {
 	pushShards []bool
 	stats      HybridStats
 	lastSync   atomic.Int64 // Unix nanoseconds
+
+	// afterSync holds the functions of AfterSync. A change stores a new
+	// slice, so that a Sync calls those of one moment without a lock;
+	// afterSyncMu serializes the changes.
+	afterSync   atomic.Pointer[[]*func(SyncStats)]
+	afterSyncMu sync.Mutex
 }
 
 // A cursor is where a Hybrid read a shard's change log up to, and how it
@@ -213,9 +220,67 @@ func (h *Hybrid[T]) LastSync() time.Time {
 	return time.Unix(0, h.lastSync.Load())
 }
 
+// BitSize returns the number of bits in the local filter, which is that of
+// the shared one, [Filter.BitSize].
+func (h *Hybrid[T]) BitSize() int64 { return h.local.BitSize() }
+
+// NumHashFunctions returns k, the number of bits each value sets.
+func (h *Hybrid[T]) NumHashFunctions() int { return h.local.NumHashFunctions() }
+
+// BitCount returns the number of bits set in the local filter: those of the
+// values put in h and of those its Syncs pulled. Like
+// [bloom.Filter.BitCount] it reads every word of the local filter; it asks
+// nothing of Redis and takes no lock.
+func (h *Hybrid[T]) BitCount() int64 { return h.local.BitCount() }
+
 // Copy returns an independent copy of the local filter.
 func (h *Hybrid[T]) Copy() *bloom.Filter[T] {
 	return h.local.Copy()
+}
+
+// AfterSync arranges for fn to be called with the [SyncStats] of each Sync
+// that ends from now on, failed or not, as [Hybrid.Stats] then reports it
+// in Last: in the goroutine that called Sync, before Sync returns, one call
+// at a time in the order of the Syncs. It lets a monitor count every Sync
+// and tell every failure's cause, where Stats keeps the last Sync only. fn
+// runs while other Syncs wait for it: it must be quick, and must not call
+// Sync or Stats.
+//
+// Calling the returned stop keeps fn from being called by the Syncs that
+// end after stop returns, but one that is ending meanwhile may call it
+// once more. stop may be called more than once.
+func (h *Hybrid[T]) AfterSync(fn func(SyncStats)) (stop func()) {
+	p := &fn
+	h.changeAfterSync(func(fns []*func(SyncStats)) []*func(SyncStats) { return append(fns, p) })
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.changeAfterSync(func(fns []*func(SyncStats)) []*func(SyncStats) {
+				return slices.DeleteFunc(fns, func(q *func(SyncStats)) bool { return q == p })
+			})
+		})
+	}
+}
+
+// changeAfterSync stores change of a copy of the functions of AfterSync.
+func (h *Hybrid[T]) changeAfterSync(change func([]*func(SyncStats)) []*func(SyncStats)) {
+	h.afterSyncMu.Lock()
+	defer h.afterSyncMu.Unlock()
+	var fns []*func(SyncStats)
+	if old := h.afterSync.Load(); old != nil {
+		fns = slices.Clone(*old)
+	}
+	fns = change(fns)
+	h.afterSync.Store(&fns)
+}
+
+// afterSyncs calls the functions of AfterSync with st.
+func (h *Hybrid[T]) afterSyncs(st SyncStats) {
+	if fns := h.afterSync.Load(); fns != nil {
+		for _, fn := range *fns {
+			(*fn)(st)
+		}
+	}
 }
 
 // HybridStats is what a Hybrid's Syncs moved and did.

@@ -264,3 +264,98 @@ func TestHybridZeroAllocs(t *testing.T) {
 	}), "Put")
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { h.MightContain("x") }), "MightContain")
 }
+
+// TestHybridLocalStats requires BitSize, NumHashFunctions and BitCount to
+// be those of the local filter, before and after a Sync pulls another
+// replica's puts.
+func TestHybridLocalStats(t *testing.T) {
+	ctx := testContext(t)
+	hs, remote := hybrids(t, 2, 1000)
+	check := func(h *redisfilter.Hybrid[string], what string) {
+		t.Helper()
+		local := h.Copy()
+		assert.Equal(t, local.BitSize(), h.BitSize(), what)
+		assert.Equal(t, remote.BitSize(), h.BitSize(), what)
+		assert.Equal(t, local.NumHashFunctions(), h.NumHashFunctions(), what)
+		assert.Equal(t, local.BitCount(), h.BitCount(), what)
+	}
+	check(hs[1], "empty")
+	assert.Zero(t, hs[1].BitCount())
+	for _, v := range randomStrings(rand.New(rand.NewPCG(19, 20)), 300) {
+		hs[0].Put(v)
+	}
+	check(hs[0], "after local puts")
+	assert.Positive(t, hs[0].BitCount())
+	require.NoError(t, hs[0].Sync(ctx))
+	require.NoError(t, hs[1].Sync(ctx))
+	check(hs[1], "after a Sync")
+	assert.Equal(t, hs[0].BitCount(), hs[1].BitCount(), "the replicas hold the same bits")
+}
+
+// TestHybridAfterSync requires AfterSync's functions to see every Sync,
+// failed or not, as Stats reports it in Last, in order, until stopped; and
+// functions to be added and stopped while Syncs run.
+func TestHybridAfterSync(t *testing.T) {
+	ctx := testContext(t)
+	hs, _ := hybrids(t, 1, 1000)
+	h := hs[0]
+	var seen []redisfilter.SyncStats // only Syncs write it, one at a time
+	stop := h.AfterSync(func(st redisfilter.SyncStats) { seen = append(seen, st) })
+
+	h.Put("a")
+	require.NoError(t, h.Sync(ctx))
+	require.Len(t, seen, 1)
+	assert.Equal(t, h.Stats().Last, seen[0])
+	assert.Equal(t, 1, seen[0].Pushed)
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	err := h.Sync(cancelled)
+	require.Error(t, err)
+	require.Len(t, seen, 2)
+	assert.Equal(t, h.Stats().Last, seen[1])
+	assert.ErrorIs(t, seen[1].Err, context.Canceled)
+	assert.True(t, seen[0].Start.Before(seen[1].Start), "in the order of the Syncs")
+
+	stop()
+	stop()
+	require.NoError(t, h.Sync(ctx))
+	assert.Len(t, seen, 2, "a stopped function was called")
+
+	// Functions come and go while Syncs run; each counts only Syncs that
+	// ended while it was registered, and the last one stays.
+	var wg sync.WaitGroup
+	var done atomic.Bool
+	var syncs atomic.Int64
+	wg.Go(func() {
+		for !done.Load() {
+			if err := h.Sync(ctx); err != nil {
+				t.Errorf("Sync: %v", err)
+				return
+			}
+			syncs.Add(1)
+		}
+	})
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				var n atomic.Int64
+				stop := h.AfterSync(func(redisfilter.SyncStats) { n.Add(1) })
+				time.Sleep(time.Millisecond)
+				stop()
+				after := n.Load()
+				time.Sleep(time.Millisecond)
+				assert.LessOrEqual(t, n.Load()-after, int64(1), "calls after stop returned, beyond the Sync that was ending")
+			}
+		})
+	}
+	var last atomic.Int64
+	defer h.AfterSync(func(redisfilter.SyncStats) { last.Add(1) })()
+	time.Sleep(20 * time.Millisecond)
+	done.Store(true)
+	wg.Wait()
+	before := last.Load()
+	require.NoError(t, h.Sync(ctx))
+	assert.Equal(t, before+1, last.Load())
+	t.Logf("%d syncs ran beside the changes", syncs.Load())
+}

@@ -79,6 +79,23 @@ func (w *Windowed[T]) ApproximateElementCount(ctx context.Context) (int64, error
 	return n, nil
 }
 
+// BitCount returns the number of bits set in the generations that
+// MightContain looks in now, the last Generations and the next, added up:
+// at most (Generations+1)·BitSize. It counts them as [Windowed.ExpectedFPP]
+// does, and a generation lost before its expiry is an error wrapping
+// [ErrLost].
+func (w *Windowed[T]) BitCount(ctx context.Context) (int64, error) {
+	counts, err := w.generationCounts(ctx, "bitCount")
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, count := range counts {
+		n += count
+	}
+	return n, nil
+}
+
 // generationCounts returns the bits set in each generation that
 // MightContain looks in now.
 func (w *Windowed[T]) generationCounts(ctx context.Context, op string) ([]int64, error) {

@@ -145,7 +145,7 @@ func TestWindowStats(t *testing.T) {
 			t.Helper()
 			now := w.Generation(clk.Now())
 			var wantFPP float64
-			var wantCount int64
+			var wantCount, wantBits int64
 			// MightContain looks in the last gens generations and the next.
 			for g := now - gens + 1; g <= now+1; g++ {
 				snap, err := w.Snapshot(ctx, g)
@@ -153,7 +153,11 @@ func TestWindowStats(t *testing.T) {
 				q := snap.ExpectedFPP()
 				wantFPP = wantFPP + q - wantFPP*q
 				wantCount += snap.ApproximateElementCount()
+				wantBits += snap.BitCount()
 			}
+			bits, err := w.BitCount(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, wantBits, bits, "%s: bits set", what)
 			fpp, err := w.ExpectedFPP(ctx)
 			require.NoError(t, err)
 			count, err := w.ApproximateElementCount(ctx)
@@ -186,6 +190,8 @@ func TestWindowStats(t *testing.T) {
 		_, err = w.ExpectedFPP(ctx)
 		assert.ErrorIs(t, err, redisfilter.ErrLost)
 		_, err = w.ApproximateElementCount(ctx)
+		assert.ErrorIs(t, err, redisfilter.ErrLost)
+		_, err = w.BitCount(ctx)
 		assert.ErrorIs(t, err, redisfilter.ErrLost)
 	})
 }

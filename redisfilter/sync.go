@@ -62,6 +62,7 @@ func (h *Hybrid[T]) Sync(ctx context.Context) error {
 		if st.FullPush {
 			h.stats.FullPushes++
 		}
+		h.afterSyncs(st)
 	}()
 	st.Err = h.sync(ctx, &st)
 	return st.Err

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/mitzbloom/mitzbloom/bloomprom"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -21,6 +22,7 @@ func newAdmin(p *proxy) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		proxyCollector{p},
+		filterCollector(p.seen),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -37,6 +39,21 @@ func newAdmin(p *proxy) http.Handler {
 		ErrorLog: slog.NewLogLogger(p.cfg.Log.Handler(), slog.LevelWarn),
 	}))
 	return mux
+}
+
+// filterCollector returns the collector of s's filters, the destinations'
+// and the clients', which bloomprom reports as every service's: their
+// bits, fill, estimated values and false-positive probability against
+// their sizing, and their rotations. Its dashboard and alerts apply as
+// they are.
+func filterCollector(s *seen) *bloomprom.Collector {
+	c := bloomprom.NewCollector()
+	for name, f := range map[string]any{"destinations": s.dests, "clients": s.clients} {
+		if err := c.Register(name, f); err != nil {
+			panic(err) // two names, two Rotating filters that know their sizing
+		}
+	}
+	return c
 }
 
 // A proxyCollector is a prometheus.Collector of a proxy's counters. It
@@ -89,14 +106,9 @@ func connFamily(name string, typ prometheus.ValueType, help string, v func(connJ
 // one for the clients.
 func seenFamily(name string, typ prometheus.ValueType, help string, v func(seenJSON) float64) metricFamily {
 	return newFamily(name, typ, help, []string{"kind"}, func(s *statsJSON, add addSample) {
-		eachSeen(s, func(kind string, k seenJSON) { add(v(k), kind) })
+		add(v(s.Destinations), "destination")
+		add(v(s.Clients), "client")
 	})
-}
-
-// eachSeen calls f with the destinations' counts and the clients'.
-func eachSeen(s *statsJSON, f func(kind string, k seenJSON)) {
-	f("destination", s.Destinations)
-	f("client", s.Clients)
 }
 
 // metricFamilies are the proxy's metrics, each with the meaning of a field
@@ -136,22 +148,4 @@ var metricFamilies = []metricFamily{
 		func(k seenJSON) float64 { return float64(k.FirstSeen) }),
 	seenFamily("connectproxy_repeats_total", prometheus.CounterValue, "Tunnels whose destination or client the filter remembered.",
 		func(k seenJSON) float64 { return float64(k.Repeats) }),
-	newFamily("connectproxy_filter_fill_ratio", prometheus.GaugeValue, "Fraction of the bits set in a filter generation.", []string{"kind", "generation"},
-		func(s *statsJSON, add addSample) {
-			eachSeen(s, func(kind string, k seenJSON) {
-				add(k.Filter.Current.FillRatio, kind, "current")
-				// Before the first rotation there is no previous
-				// generation, which a sample of 0 would pass for an
-				// empty one.
-				if prev := k.Filter.Previous; prev != nil {
-					add(prev.FillRatio, kind, "previous")
-				}
-			})
-		}),
-	seenFamily("connectproxy_filter_expected_fpp", prometheus.GaugeValue, "Expected false-positive probability of a filter, both generations together.",
-		func(k seenJSON) float64 { return k.Filter.ExpectedFPP }),
-	seenFamily("connectproxy_filter_rotations_total", prometheus.CounterValue, "Filter generations started.",
-		func(k seenJSON) float64 { return float64(k.Filter.Rotations) }),
-	seenFamily("connectproxy_filter_early_rotations_total", prometheus.CounterValue, "Filter generations started because the current one was full.",
-		func(k seenJSON) float64 { return float64(k.Filter.EarlyRotations) }),
 }

@@ -236,28 +236,35 @@ func TestMetrics(t *testing.T) {
 	// Labels are in the order of their names, as client_golang writes
 	// them.
 	for name, want := range map[string]float64{
-		`connectproxy_tunnels_total`:                                              1,
-		`connectproxy_tunnels_active`:                                             0,
-		`connectproxy_tunnel_bytes_total{direction="up"}`:                         1,
-		`connectproxy_tunnel_bytes_total{direction="down"}`:                       1,
-		`connectproxy_refusals_total{reason="loopback"}`:                          1,
-		`connectproxy_refusals_total{reason="port"}`:                              0,
-		`connectproxy_first_seen_total{kind="destination"}`:                       1,
-		`connectproxy_first_seen_total{kind="client"}`:                            1,
-		`connectproxy_repeats_total{kind="destination"}`:                          0,
-		`connectproxy_filter_rotations_total{kind="destination"}`:                 0,
-		`connectproxy_filter_early_rotations_total{kind="client"}`:                0,
-		`connectproxy_filter_expected_fpp{kind="client"}`:                         p.seen.clients.Stats().ExpectedFPP,
-		`connectproxy_filter_fill_ratio{generation="current",kind="destination"}`: p.seen.dests.Stats().Current.FillRatio,
-		`go_info{version="` + runtime.Version() + `"}`:                            1,
+		`connectproxy_tunnels_total`:                        1,
+		`connectproxy_tunnels_active`:                       0,
+		`connectproxy_tunnel_bytes_total{direction="up"}`:   1,
+		`connectproxy_tunnel_bytes_total{direction="down"}`: 1,
+		`connectproxy_refusals_total{reason="loopback"}`:    1,
+		`connectproxy_refusals_total{reason="port"}`:        0,
+		`connectproxy_first_seen_total{kind="destination"}`: 1,
+		`connectproxy_first_seen_total{kind="client"}`:      1,
+		`connectproxy_repeats_total{kind="destination"}`:    0,
+		// The filters, as bloomprom reports any Rotating.
+		`mitzbloom_filter_up{filter="destinations"}`:                   1,
+		`mitzbloom_filter_rotations_total{filter="destinations"}`:      0,
+		`mitzbloom_filter_early_rotations_total{filter="clients"}`:     0,
+		`mitzbloom_filter_expected_fpp{filter="clients"}`:              p.seen.clients.Stats().ExpectedFPP,
+		`mitzbloom_filter_expected_insertions{filter="clients"}`:       float64(2 * p.cfg.ExpectedInsertions),
+		`mitzbloom_filter_target_fpp{filter="clients"}`:                1 - (1-p.cfg.FPP)*(1-p.cfg.FPP),
+		`mitzbloom_filter_generation_period_seconds{filter="clients"}`: p.cfg.Window.Seconds(),
+		`mitzbloom_filter_approximate_elements{filter="destinations"}`: 1,
+		`mitzbloom_filter_bitsize{filter="destinations"}`:              float64(p.seen.dests.Stats().BitSize),
+		`go_info{version="` + runtime.Version() + `"}`:                 1,
 	} {
 		if assert.Contains(t, samples, name) {
 			assert.Equal(t, want, samples[name], name)
 		}
 	}
-	assert.Positive(t, samples[`connectproxy_filter_fill_ratio{generation="current",kind="destination"}`])
-	assert.NotContains(t, samples, `connectproxy_filter_fill_ratio{generation="previous",kind="destination"}`, "no previous generation yet")
-	assert.Equal(t, 4+int(refusals-1)+2*6+6, own, "every sample of the proxy's is checked for form")
+	assert.InDelta(t, p.seen.dests.Stats().Current.FillRatio/2, samples[`mitzbloom_filter_fill_ratio{filter="destinations"}`], 1e-12,
+		"one tunnel's destination in the current generation, none in the previous")
+	assert.Positive(t, samples[`mitzbloom_filter_fill_ratio{filter="destinations"}`])
+	assert.Equal(t, 4+int(refusals-1)+2*2+6, own, "every sample of the proxy's is checked for form")
 	assert.Positive(t, samples["go_goroutines"])
 	if runtime.GOOS == "linux" {
 		assert.Positive(t, samples["process_resident_memory_bytes"])
