@@ -28,7 +28,7 @@ func (c *core[T]) checkEviction(ctx context.Context, s settings) error {
 	check := func(ctx context.Context, node redis.Cmdable) error {
 		info, err := node.Info(ctx, "memory").Result()
 		if err != nil {
-			if kind, _ := codeOf(err.Error()); ctx.Err() != nil || kind == wrongPass || kind == noAuth {
+			if ctx.Err() != nil || redis.IsAuthError(err) {
 				return err
 			}
 			return nil

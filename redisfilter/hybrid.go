@@ -10,6 +10,8 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/bloom/raw"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // A Hybrid is a local, lock-free [bloom.Filter] kept in step with a shared
@@ -119,7 +121,7 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 	for i := range all {
 		all[i] = i
 	}
-	if err := h.pullShards(ctx, all, anyNode, 0); err != nil {
+	if err := h.pullShards(ctx, all, wire.AnyNode, 0); err != nil {
 		return nil, err
 	}
 	h.lastSync.Store(started.UnixNano())

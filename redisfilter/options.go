@@ -4,6 +4,8 @@ import (
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/strategy"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // An Option configures [Open] and [OpenWindowed]. [WithStrategy],
@@ -27,7 +29,7 @@ type settings struct {
 	recreate      bool
 	adopt         bool
 	shardBytes    int64
-	wait          waitPolicy
+	wait          wire.Wait
 	logBytes      int64
 }
 

@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"slices"
 	"time"
+
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // logReadBytes is the most bytes of a change log one call of changes.lua
@@ -47,13 +49,13 @@ func (h *Hybrid[T]) Sync(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	st := SyncStats{Start: time.Now(), Stale: time.Since(h.LastSync())}
-	var meter byteMeter
-	c := &h.remote.c
-	c.meter = &meter
+	// The meter counts this Sync's calls, which carry it in their
+	// context.
+	var meter wire.Meter
+	ctx = wire.WithMeter(ctx, &meter)
 	defer func() {
-		c.meter = nil
 		st.Duration = time.Since(st.Start)
-		st.Sent, st.Received = meter.sent.Load(), meter.received.Load()
+		st.Sent, st.Received = meter.Sent(), meter.Received()
 		h.stats.Last = st
 		h.stats.Syncs++
 		h.stats.Sent += st.Sent
@@ -164,7 +166,7 @@ func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64, cursors []curs
 	var bits []bit
 	var calls []call
 	var carried []cursor // the cursor each call carries
-	var unconfirmed unconfirmed
+	var unconfirmed wire.Unconfirmed
 	perTrip := max(1, maxBitsPerTrip/c.k)
 	for ; len(hs) > 0; hs = hs[min(len(hs), perTrip):] {
 		idx = idx[:0]
@@ -182,18 +184,18 @@ func (c *core[T]) pushHashes(ctx context.Context, hs [][2]uint64, cursors []curs
 			calls = append(calls, c.pushCall(&c.shards[s], logRecords(bits[from:to]), cursors[s]))
 			carried = append(carried, cursors[s])
 		}
-		for i, rep := range c.runScript(ctx, pushScript, write, calls) {
-			if err := unconfirmed.keep(rep.err); err != nil {
+		for i, rep := range c.runScript(ctx, pushScript, wire.Write, calls) {
+			if err := unconfirmed.Keep(rep.Err); err != nil {
 				return c.wrap(ctx, "sync", err)
 			}
-			m, err := parsePush(rep.val)
+			m, err := parsePush(rep.Val)
 			if err != nil {
 				return c.wrap(ctx, "sync", err)
 			}
 			saw(calls[i].shard, carried[i], m)
 		}
 	}
-	return c.wrap(ctx, "sync", unconfirmed.err)
+	return c.wrap(ctx, "sync", unconfirmed.Err)
 }
 
 // pushCall returns the call of push.lua that sets the bits of records in
@@ -284,11 +286,11 @@ func (h *Hybrid[T]) markPushed(ctx context.Context, only []bool) error {
 			carried = append(carried, h.cursors[i])
 		}
 	}
-	for i, rep := range c.runScript(ctx, pushScript, write, calls) {
-		if rep.err != nil && !errors.Is(rep.err, ErrNotReplicated) {
-			return c.wrap(ctx, "sync", rep.err)
+	for i, rep := range c.runScript(ctx, pushScript, wire.Write, calls) {
+		if rep.Err != nil && !errors.Is(rep.Err, ErrNotReplicated) {
+			return c.wrap(ctx, "sync", rep.Err)
 		}
-		m, err := parsePush(rep.val)
+		m, err := parsePush(rep.Val)
 		if err != nil {
 			return c.wrap(ctx, "sync", err)
 		}
@@ -313,11 +315,11 @@ func (h *Hybrid[T]) rebuild(ctx context.Context, st *SyncStats) error {
 		calls[i] = c.changesCall(&c.shards[i], cursor{}, 0, nil)
 	}
 	only := make([]bool, len(c.shards))
-	for i, rep := range c.runScript(ctx, changesScript, master, calls) {
-		if rep.err != nil {
-			return c.wrap(ctx, "sync", rep.err)
+	for i, rep := range c.runScript(ctx, changesScript, wire.Master, calls) {
+		if rep.Err != nil {
+			return c.wrap(ctx, "sync", rep.Err)
 		}
-		log, err := parseLog(rep.val)
+		log, err := parseLog(rep.Val)
 		if err != nil {
 			return c.wrap(ctx, "sync", err)
 		}
@@ -364,30 +366,30 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 		for i, s := range todo {
 			calls[i] = c.changesCall(&c.shards[s], h.cursors[s], logReadBytes, nil)
 		}
-		replies := c.runScript(ctx, changesScript, anyNode, calls)
+		replies := c.runScript(ctx, changesScript, wire.AnyNode, calls)
 		var again []call
 		var at []int
 		for i, rep := range replies {
-			if rep.err != nil || !rep.replica {
+			if rep.Err != nil || !rep.Replica {
 				continue
 			}
-			log, err := parseLog(rep.val)
+			log, err := parseLog(rep.Val)
 			if err != nil || log.records == nil || !h.cursors[todo[i]].kept(log.view()) {
 				again, at = append(again, calls[i]), append(at, i)
 			}
 		}
 		if len(again) > 0 {
-			for j, rep := range c.runScript(ctx, changesScript, master, again) {
+			for j, rep := range c.runScript(ctx, changesScript, wire.Master, again) {
 				replies[at[j]] = rep
 			}
 		}
 		var more, whole []int
 		for i, rep := range replies {
-			if rep.err != nil {
-				return c.wrap(ctx, "sync", rep.err)
+			if rep.Err != nil {
+				return c.wrap(ctx, "sync", rep.Err)
 			}
 			s := todo[i]
-			log, err := parseLog(rep.val)
+			log, err := parseLog(rep.Val)
 			if err != nil {
 				return c.wrap(ctx, "sync", err)
 			}
@@ -418,7 +420,7 @@ func (h *Hybrid[T]) pull(ctx context.Context, st *SyncStats) error {
 			}
 		}
 		if len(whole) > 0 {
-			if err := h.pullShards(ctx, whole, anyNode, 0); err != nil {
+			if err := h.pullShards(ctx, whole, wire.AnyNode, 0); err != nil {
 				return err
 			}
 			st.FullPulls += len(whole)
@@ -470,7 +472,7 @@ func (cur *cursor) kept(v logView) bool {
 // of one history and one log: a shard whose chunks are not is read again
 // from its master, where a log started again while it was read (a Merge of
 // many bits) is retried, a few times.
-func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, attempt int) error {
+func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt wire.Route, attempt int) error {
 	c := &h.remote.c
 	index := make(map[*shard]int, len(shards))
 	for _, s := range shards {
@@ -491,10 +493,10 @@ func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, atte
 			calls[i] = c.changesCall(ch.shard, h.cursors[index[ch.shard]], 0, &ch)
 		}
 		for i, rep := range c.runScript(ctx, changesScript, rt, calls) {
-			if rep.err != nil {
-				return c.wrap(ctx, "sync", rep.err)
+			if rep.Err != nil {
+				return c.wrap(ctx, "sync", rep.Err)
 			}
-			log, err := parseLog(rep.val)
+			log, err := parseLog(rep.Val)
 			ch := trip[i]
 			if err == nil && int64(len(log.bitmap)) != ch.to-ch.from {
 				err = fmt.Errorf("read %d bytes at %d of %s, want %d", len(log.bitmap), ch.from, ch.shard.key, ch.to-ch.from)
@@ -511,7 +513,7 @@ func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, atte
 			// failover since the pull that chose to read the shard whole
 			// must not hide a loss behind the end read here.
 			if !h.cursors[s].kept(log.view()) {
-				if rep.replica {
+				if rep.Replica {
 					mixed[s] = true
 				} else {
 					lost[s] = true
@@ -551,7 +553,7 @@ func (h *Hybrid[T]) pullShards(ctx context.Context, shards []int, rt route, atte
 		return c.wrap(ctx, "sync", fmt.Errorf("%w: the change log of %s was started again each time the shard was read", ErrTryAgain, c.shards[again[0]].key))
 	}
 	slices.Sort(again)
-	return h.pullShards(ctx, again, master, attempt+1)
+	return h.pullShards(ctx, again, wire.Master, attempt+1)
 }
 
 // changesCall returns the call of changes.lua that reads at most most bytes
