@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -78,14 +75,20 @@ var (
 	// password the client did not give).
 	ErrNoPermission = wire.ErrNoPermission
 
-	// ErrTryAgain is returned when Redis Cluster could not serve the call
-	// for now, after go-redis's ClusterClient retried it with backoff
-	// (ClusterOptions.MaxRedirects times, 3 by default) and redisfilter
-	// sent it again for about 300 ms more, within the call's context: the
-	// filter's slot is being migrated (TRYAGAIN, MOVED or ASK), or the
-	// cluster is failing over (CLUSTERDOWN, MASTERDOWN, READONLY, LOADING). It is also
-	// returned by an Open that other processes kept changing the filter
-	// under. No answer was given, so none is wrong: retry in a moment.
+	// ErrTryAgain means one thing: what the call reads was moving or
+	// changing under it, each time it tried, and it gave no answer, so
+	// none is wrong: retry in a moment. It is returned when:
+	//   - Redis Cluster could not serve the call for now, after go-redis's
+	//     ClusterClient retried it with backoff (ClusterOptions.MaxRedirects
+	//     times, 3 by default) and redisfilter sent it again for about
+	//     300 ms more, within the call's context: the filter's slot is
+	//     being migrated (TRYAGAIN, MOVED or ASK), or the cluster is
+	//     failing over (CLUSTERDOWN, MASTERDOWN, READONLY, LOADING);
+	//   - an Open found other processes changing the filter (creating it,
+	//     or creating it again) each time it read it;
+	//   - a Hybrid's Sync, reading a shard whole, found the shard's change
+	//     log started again each time it read it (Merges of many bits
+	//     racing it); the next Sync reads it again.
 	ErrTryAgain = wire.ErrTryAgain
 
 	// ErrNotReplicated is returned by a write (Put, PutMany, Merge, a
@@ -267,94 +270,5 @@ func (c *core[T]) wrap(ctx context.Context, op string, err error) error {
 	if p, ok := asProblem(err); ok {
 		return c.problemError(op, p)
 	}
-	var derr dialError
-	if errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &derr) {
-		if derr := dialCause(c.rdb); derr != nil {
-			err = fmt.Errorf("%w; %w", err, derr)
-		}
-	}
-	var rerr redis.Error
-	if !errors.As(err, &rerr) {
-		c.reloadSlots(err)
-	}
-	return wire.Describe(ctx, fmt.Sprintf("%s %q", op, c.name), err)
-}
-
-// A dialError says why a client cannot connect.
-type dialError struct{ err error }
-
-func (e dialError) Error() string { return "the client cannot connect: " + e.err.Error() }
-func (e dialError) Unwrap() error { return e.err }
-
-// dialTimeout bounds the dial of dialCause.
-const dialTimeout = 250 * time.Millisecond
-
-// dialCause returns why rdb cannot connect, if it has no connection open
-// and a dial of its address (of every seed address, for a cluster) fails
-// within dialTimeout; nil otherwise. go-redis retries a dial that fails
-// until the call's deadline, and the call then fails with
-// context.DeadlineExceeded alone: this says why.
-func dialCause(rdb redis.UniversalClient) error {
-	var (
-		addrs   []string
-		network = "tcp"
-		dial    func(ctx context.Context, network, addr string) (net.Conn, error)
-	)
-	switch cl := rdb.(type) {
-	case *redis.Client:
-		if cl.PoolStats().TotalConns > 0 {
-			return nil
-		}
-		o := cl.Options()
-		addrs, network, dial = []string{o.Addr}, o.Network, o.Dialer
-	case *redis.ClusterClient:
-		if cl.PoolStats().TotalConns > 0 {
-			return nil
-		}
-		o := cl.Options()
-		addrs, dial = o.Addrs, o.Dialer
-	default:
-		return nil
-	}
-	if dial == nil {
-		var d net.Dialer
-		dial = d.DialContext
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
-	defer cancel()
-	errs := make([]error, len(addrs))
-	var wg sync.WaitGroup
-	for i, addr := range addrs {
-		wg.Go(func() {
-			conn, err := dial(ctx, network, addr)
-			if err == nil {
-				conn.Close()
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err == nil {
-			return nil
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return dialError{errs[0]}
-}
-
-// reloadSlots makes a cluster client reload its map of slots to nodes after
-// err, an error of the network or one of Redis's not in codes: a refused
-// connection, a timeout or CLUSTERDOWN may be a master that died, and
-// go-redis would otherwise keep calling it until its next periodic reload
-// (ClusterOptions.ClusterStateReloadInterval, 60 s by default) long after a
-// replica took over. go-redis coalesces the reloads of many failing calls
-// into one at a time.
-func (c *core[T]) reloadSlots(err error) {
-	cl, ok := c.rdb.(interface{ ReloadState(context.Context) })
-	if ok && !errors.Is(err, context.Canceled) {
-		cl.ReloadState(context.Background())
-	}
+	return c.wire.Describe(ctx, fmt.Sprintf("%s %q", op, c.name), err)
 }

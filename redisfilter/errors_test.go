@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -24,7 +25,7 @@ func (replyError) RedisError() {}
 
 func testCore() *core[string] {
 	params := filterParams{bitSize: 64, k: 1, strategy: strategy.Murmur128Mitz64, funnel: "funnel.String"}.String()
-	return &core[string]{name: "a b", params: params, cfg: params + " id=0123456789abcdef", lostAdvice: "; advice"}
+	return &core[string]{wire: wire.New(nil, wire.Wait{}, isProblem), name: "a b", params: params, cfg: params + " id=0123456789abcdef", lostAdvice: "; advice"}
 }
 
 func TestProblemOf(t *testing.T) {

@@ -63,7 +63,7 @@ type Hybrid[T any] struct {
 	mu      sync.Mutex // serializes Syncs, and guards what follows
 	pending [][2]uint64
 	cursors []cursor
-	pushAll string // why the next Sync pushes the whole local filter, "" if it does not
+	pushAll FullPushReason // why the next Sync pushes the whole local filter, "" if it does not
 	// pushShards, if not nil, are the shards that the push of pushAll
 	// pushes: after a rebuild, those that were created again.
 	pushShards []bool
@@ -308,13 +308,10 @@ type SyncStats struct {
 	Sent, Received int64
 	// Pushed is the number of values pushed as changes; FullPush is set if
 	// the whole local filter was pushed instead (after a rebuild, the
-	// shards created again, whole), and FullPushReason says why: "overflow" (more new values than the Hybrid holds between
-	// Syncs), "history" (a server lost writes to a shard that the Hybrid
-	// read or pushed, as a failover or a restart may: that shard alone is
-	// pushed), "rebuild" (the filter was lost and created again).
+	// shards created again, whole), and FullPushReason says why.
 	Pushed         int
 	FullPush       bool
-	FullPushReason string
+	FullPushReason FullPushReason
 	// PulledBits is the number of bits read from the change logs;
 	// FullPulls the number of shards read whole, because their log no
 	// longer held what this Hybrid had not read.
@@ -326,6 +323,23 @@ type SyncStats struct {
 	// Err is the error the Sync returned, nil if it succeeded.
 	Err error
 }
+
+// A FullPushReason says why a Sync pushed whole the local filter, or some
+// of its shards, rather than the values put since the last Sync.
+type FullPushReason string
+
+const (
+	// FullPushOverflow: more new values were put between two Syncs than
+	// the Hybrid holds the hashes of (see [NewHybrid]).
+	FullPushOverflow FullPushReason = "overflow"
+	// FullPushHistory: a server lost writes to a shard that the Hybrid
+	// read or pushed, as a failover or a restart may; that shard alone is
+	// pushed.
+	FullPushHistory FullPushReason = "history"
+	// FullPushRebuild: the filter was lost and created again; the shards
+	// created again are pushed.
+	FullPushRebuild FullPushReason = "rebuild"
+)
 
 // Stats returns what the Syncs so far moved and did.
 func (h *Hybrid[T]) Stats() HybridStats {
@@ -343,7 +357,7 @@ func (s SyncStats) String() string {
 	kind := "delta"
 	switch {
 	case s.FullPush && s.FullPushReason != "":
-		kind = "full (" + s.FullPushReason + ")"
+		kind = "full (" + string(s.FullPushReason) + ")"
 	case s.FullPush || s.FullPulls > 0:
 		kind = "full"
 	}

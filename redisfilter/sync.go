@@ -109,7 +109,7 @@ func (h *Hybrid[T]) push(ctx context.Context, st *SyncStats) error {
 	var overflowed bool
 	h.pending, overflowed = h.changes.drain(h.pending)
 	if overflowed {
-		h.pushWhole("overflow", nil)
+		h.pushWhole(FullPushOverflow, nil)
 	}
 	var unconfirmed error
 	if h.pushAll != "" {
@@ -268,7 +268,7 @@ func (h *Hybrid[T]) saw(sh *shard, carried cursor, m logMark) {
 func (h *Hybrid[T]) historyLost(s int) {
 	only := make([]bool, len(h.cursors))
 	only[s] = true
-	h.pushWhole("history", only)
+	h.pushWhole(FullPushHistory, only)
 	h.cursors[s] = cursor{}
 }
 
@@ -325,14 +325,14 @@ func (h *Hybrid[T]) rebuild(ctx context.Context, st *SyncStats) error {
 		}
 		only[i] = log.epoch == "" || log.epoch != h.cursors[i].epoch
 	}
-	h.pushWhole("rebuild", only)
+	h.pushWhole(FullPushRebuild, only)
 	return h.push(ctx, st)
 }
 
 // pushWhole makes the next push push whole the shards of the local filter
 // that only says, or all of them if only is nil, besides those that an
 // earlier call asked for, for reason if none did.
-func (h *Hybrid[T]) pushWhole(reason string, only []bool) {
+func (h *Hybrid[T]) pushWhole(reason FullPushReason, only []bool) {
 	switch {
 	case h.pushAll == "":
 		h.pushAll, h.pushShards = reason, only

@@ -19,7 +19,7 @@ var (
 	ErrNotFilter     = errors.New("redisfilter: key holds no filter")
 	ErrOutOfMemory   = errors.New("redisfilter: Redis is out of memory")
 	ErrNoPermission  = errors.New("redisfilter: no permission")
-	ErrTryAgain      = errors.New("redisfilter: slot is migrating")
+	ErrTryAgain      = errors.New("redisfilter: try again")
 	ErrNotReplicated = errors.New("redisfilter: write not confirmed by replicas")
 	ErrUnavailable   = errors.New("redisfilter: server unavailable")
 	ErrClosed        = errors.New("redisfilter: client is closed")
@@ -47,8 +47,11 @@ func Cause(err error) error {
 // wrapped in the sentinel that stands for it, if any, with what, the call
 // and its filter, in the message. An error of the network at or after
 // ctx's deadline, which go-redis sets on its connections when
-// ContextTimeoutEnabled is set, wraps ctx's error too. It does no I/O.
-func Describe(ctx context.Context, what string, err error) error {
+// ContextTimeoutEnabled is set, wraps ctx's error too; a deadline that a
+// client without a connection reached while it retried a dial that failed
+// wraps the error of its last dial too, as the client saw it. It does no
+// I/O.
+func (w *Wire) Describe(ctx context.Context, what string, err error) error {
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
 		if why, sentinel := replySentinel(Cause(rerr)); sentinel != nil {
@@ -57,6 +60,9 @@ func Describe(ctx context.Context, what string, err error) error {
 	}
 	if cerr := contextCause(ctx, err); cerr != nil {
 		err = fmt.Errorf("%w: %w", cerr, err)
+	}
+	if derr := w.dials.lastError(); derr != nil && errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, derr) && noConnection(w.rdb) {
+		err = fmt.Errorf("%w; the client cannot connect: %w", err, derr)
 	}
 	if sentinel := networkSentinel(err); sentinel != nil {
 		return fmt.Errorf("%w: %s: %w", sentinel, what, err)

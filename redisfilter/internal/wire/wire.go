@@ -61,14 +61,17 @@ type Wire struct {
 	// doubt reports whether an answer of a replica that a check found
 	// wrong must be asked again of the master.
 	doubt func(error) bool
+	dials *dialRecord // rdb's last failed dial, for Describe
 }
 
 // New returns a Wire over rdb that confirms writes as wait says, and asks
 // the master again for a replica's answer whose check returns an error
 // doubt reports true for (the replica lags its master, or is syncing from
-// it after a restart, or serves a slot that is moving).
+// it after a restart, or serves a slot that is moving). It adds to rdb,
+// once per client, a hook that records the error of its last failed dial
+// (see Describe), and changes nothing else of it.
 func New(rdb redis.UniversalClient, wait Wait, doubt func(error) bool) *Wire {
-	return &Wire{rdb: rdb, wait: wait, doubt: doubt}
+	return &Wire{rdb: rdb, wait: wait, doubt: doubt, dials: recordDials(rdb)}
 }
 
 // Client returns the client w sends through.
@@ -120,6 +123,7 @@ func (w *Wire) send(ctx context.Context, reqs []*Request, rt Route) {
 		w.sendTo(ctx, w.rdb, reqs, rt)
 		return
 	}
+	defer reloadAfter(cl, reqs)
 	replicas := rt == AnyNode && cl.Options().ReadOnly
 	byNode := make(map[*redis.Client][]*Request)
 	for _, r := range reqs {
@@ -178,6 +182,23 @@ func (w *Wire) send(ctx context.Context, reqs []*Request, rt Route) {
 		cl.ReloadState(ctx)
 		for _, r := range redirects {
 			w.resend(ctx, cl, r, rt)
+		}
+	}
+}
+
+// reloadAfter makes cl reload its map of slots to nodes, in the
+// background, after a request of reqs failed for want of an answer (a
+// refused connection, a timeout): the node may be a master that died, and
+// go-redis would otherwise keep calling it until its next periodic reload
+// (ClusterOptions.ClusterStateReloadInterval, 60 s by default), long after
+// a replica took over. go-redis coalesces the reloads of many failing
+// calls into one at a time.
+func reloadAfter(cl *redis.ClusterClient, reqs []*Request) {
+	for _, r := range reqs {
+		var rerr redis.Error
+		if r.Err != nil && !errors.As(r.Err, &rerr) && !errors.Is(r.Err, context.Canceled) {
+			cl.ReloadState(context.Background())
+			return
 		}
 	}
 }
