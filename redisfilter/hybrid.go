@@ -77,21 +77,6 @@ type Hybrid[T any] struct {
 	afterSyncMu sync.Mutex
 }
 
-// A cursor is where a Hybrid read a shard's change log up to, and how it
-// tells that the log lost nothing it saw.
-type cursor struct {
-	replid string // the replication ID of the server that served it
-	epoch  string // the log's epoch; "" for no log read yet
-	pos    int64  // -1 for none in epoch: the shard is to be read whole
-	// check is the checkpoint: the latest position in epoch that the
-	// Hybrid saw the log reach, by reading it or by its own push, and
-	// tail the log's bytes just before it, at most checkBytes. A log of
-	// the epoch that still holds tail there holds everything the Hybrid
-	// read or pushed (see pull).
-	check int64
-	tail  string
-}
-
 // changeRingSize returns how many hashes of local puts a Hybrid of a filter
 // of bitSize bits holds between Syncs before its next Sync pushes the whole
 // filter: one per 8192 bits, 24 bytes each, from 4096 to 2²⁰.

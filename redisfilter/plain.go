@@ -100,9 +100,9 @@ func readPlain(cl wire.Call) wire.Plain {
 // (see cursor.kept).
 func changesPlain(cl wire.Call) wire.Plain {
 	cfgKey, key, logKey := cl.Keys[0], cl.Keys[1], cl.Keys[2]
-	want, nbytes, epoch, pos, most := cl.Args[0], cl.Args[1].(int64), cl.Args[2].(string), cl.Args[3].(int64), cl.Args[4].(int)
-	check, nheld, ntail := cl.Args[5].(int64), int64(cl.Args[6].(int)), int64(cl.Args[7].(int))
-	ranged := len(cl.Args) == 10
+	a := changesArgsOf(cl.Args)
+	want, nbytes, epoch, pos, most, check := a.cfg, a.nbytes, a.epoch, a.pos, a.most, a.check
+	nheld, ntail, ranged := int64(a.nheld), int64(a.ntail), a.ranged
 	var header any // the header the first round trip read
 	var logEpoch string
 	var base, last, upto int64
@@ -142,7 +142,7 @@ func changesPlain(cl wire.Call) wire.Plain {
 			// The bitmap after the log's length: it holds every bit
 			// logged before that end.
 			if ranged {
-				cmds = append(cmds, []any{"GETRANGE", key, cl.Args[8], cl.Args[9]})
+				cmds = append(cmds, []any{"GETRANGE", key, a.first, a.last})
 			}
 			return append(cmds, []any{"GET", cfgKey}, []any{"STRLEN", key}, readHeader)
 		},
@@ -172,7 +172,7 @@ func changesPlain(cl wire.Call) wire.Plain {
 			// place: no records, no checkpoint's bytes, and no tail.
 			same := res[2] == header && res[n-1] == header
 			next := 3
-			take := func(asked bool) any {
+			take := func(asked bool) string {
 				if !asked {
 					return ""
 				}
@@ -180,22 +180,22 @@ func changesPlain(cl wire.Call) wire.Plain {
 				b, _ := res[next-1].(string)
 				return b
 			}
-			var records, heldBytes, tail any
+			// A user that may not run scripts may not run INFO either:
+			// the replication ID is "".
+			l := logRead{epoch: logEpoch, base: base, end: last}
 			if r := take(covered && upto > pos); covered && same {
-				records = r
+				l.records = append(make([]byte, 0, len(r)), r...) // not nil: the log holds the position
 			}
 			if b := take(held && nheld > 0); held && same {
-				heldBytes = b
+				l.held = &b
 			}
-			tail = take((!held || upto > check) && upto > max(base, upto-ntail))
-			if !same {
-				tail = ""
+			if t := take((!held || upto > check) && upto > max(base, upto-ntail)); same {
+				l.tail = t
 			}
-			reply := []any{"", logEpoch, base, last, records, heldBytes, tail}
 			if ranged {
-				reply = append(reply, res[n-4])
+				l.bitmap, _ = res[n-4].(string)
 			}
-			return reply, nil
+			return l.reply(ranged), nil
 		},
 	}
 }

@@ -103,3 +103,31 @@ func TestScriptsCompile(t *testing.T) {
 		require.NoError(t, err, "%s: %s", name, out)
 	}
 }
+
+// TestScriptReplies checks that the replies of changes.lua and push.lua have
+// as many fields as logproto.go reads: the count of each return statement
+// that builds a table, at the top level of its braces.
+func TestScriptReplies(t *testing.T) {
+	fields := func(name string) []int {
+		var counts []int
+		for _, m := range regexp.MustCompile(`(?m)^\s*return (\{.*\})\s*$`).FindAllStringSubmatch(luaSource(name), -1) {
+			n, depth := 1, 0
+			for _, r := range m[1] {
+				switch r {
+				case '{', '(':
+					depth++
+				case '}', ')':
+					depth--
+				case ',':
+					if depth == 1 {
+						n++
+					}
+				}
+			}
+			counts = append(counts, n)
+		}
+		return counts
+	}
+	assert.ElementsMatch(t, []int{changesFields, changesFields + 1}, fields("changes"), "changes.lua's replies, without and with a range")
+	assert.Equal(t, []int{pushFields}, fields("push"), "push.lua's reply")
+}
