@@ -13,7 +13,7 @@ import (
 // locally and split: into round trips of at most maxBitsPerTrip bits, each
 // in one or two steps (see twoStepValues), each step into one request per
 // shard and per maxBitsPerCommand bits (request.go), sent in one pipeline per
-// node (send.go).
+// node (internal/wire).
 const (
 	// maxBitsPerCommand bounds the bits one BITFIELD sets or tests, times
 	// the generations a window's read tests them in: Redis runs a

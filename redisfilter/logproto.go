@@ -1,6 +1,11 @@
 package redisfilter
 
-import "fmt"
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+)
 
 // The protocol of lua/changes.lua and lua/push.lua, the scripts of a
 // Hybrid's Sync, in one place: the arguments each takes, in the order of
@@ -165,4 +170,30 @@ func parsePush(v any) (logMark, error) {
 	m.before.epoch, _ = res[6].(string)
 	m.before.end, _ = res[7].(int64)
 	return m, nil
+}
+
+// logHeader is the length of a change log's header, and logHeaderFormat
+// its format, of the log's epoch and the position of its first record, as
+// lua/log.lua writes it.
+const (
+	logHeader       = 51
+	logHeaderFormat = "mitzbloom/changes %015d %016d\n"
+)
+
+// newEpoch returns the epoch of a log started again (see lua/log.lua): a
+// random number of at most 15 digits, which Lua's numbers hold exactly.
+func newEpoch() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails
+	return strconv.FormatUint(binary.LittleEndian.Uint64(b[:])%1e15, 10)
+}
+
+// logCap returns the most bytes of records that the log of shard s holds:
+// what WithChangeLog sets, or a quarter of the shard's bitmap if that is
+// less, so that the log never takes more of Redis's memory than the bitmap
+// does. A string grown by APPEND may take up to twice its length, as Redis
+// makes room for it to grow, and the allocator rounds that up by up to a
+// quarter; a log cut to half its size is written anew, of its length.
+func (c *core[T]) logCap(s *shard) int64 {
+	return min(c.logBytes, s.nbytes()/4) &^ 7
 }
