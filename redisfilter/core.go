@@ -18,8 +18,7 @@ import (
 // core is what Filter and Windowed share: the parameters, the shards, and
 // the config that records them.
 type core[T any] struct {
-	rdb    redis.UniversalClient
-	wire   *wire.Wire // carries the commands and scripts, through rdb
+	wire   *wire.Wire // carries the commands and scripts, through the client
 	name   string
 	funnel funnel.Funnel[T]
 	fname  string // the funnel's name in the config
@@ -89,7 +88,6 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 		params.shardBytes = shardBytes
 	}
 	return core[T]{
-		rdb:       rdb,
 		wire:      wire.New(rdb, s.wait, isProblem),
 		name:      name,
 		funnel:    f,

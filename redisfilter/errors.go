@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
@@ -247,9 +245,8 @@ func asProblem(err error) (problem, bool) {
 	if errors.As(err, &p) {
 		return p, true
 	}
-	var rerr redis.Error
-	if errors.As(err, &rerr) {
-		p = problemOf(rerr.Error())
+	if msg, ok := wire.ReplyText(err); ok {
+		p = problemOf(msg)
 	}
 	return p, p.kind != none
 }

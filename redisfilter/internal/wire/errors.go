@@ -77,7 +77,7 @@ func replySentinel(reply error) (string, error) {
 	switch msg := reply.Error(); {
 	case redis.IsPermissionError(reply) || strings.Contains(msg, ScriptDenied):
 		return "the ACL user may not run " + deniedCommand(msg) + "; grant what the README's section Permissions lists: ", ErrNoPermission
-	case redis.IsAuthError(reply) && !strings.Contains(msg, "unauthenticated"):
+	case AuthRefused(reply):
 		return "Redis refused the client's credentials; check its Username and Password: ", ErrNoPermission
 	case redis.IsOOMError(reply):
 		return "", ErrOutOfMemory
@@ -87,6 +87,23 @@ func replySentinel(reply error) (string, error) {
 		return "", ErrNotFilter
 	}
 	return "", nil
+}
+
+// ReplyText returns the text of the error reply of Redis that err is or
+// wraps, if it is one.
+func ReplyText(err error) (string, bool) {
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return rerr.Error(), true
+	}
+	return "", false
+}
+
+// AuthRefused reports whether err is the server's refusal of the client's
+// credentials: WRONGPASS (a wrong username or password, or a user
+// disabled) or NOAUTH (no password given).
+func AuthRefused(err error) bool {
+	return redis.IsAuthError(err) && !strings.Contains(err.Error(), "unauthenticated")
 }
 
 // deniedCommand returns what an error of an ACL refusal, msg, says was

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -117,4 +118,36 @@ func (r *Request) Record(cmd *redis.Cmd) {
 	case r.Err == nil:
 		r.Err = err
 	}
+}
+
+// A NodeReply is what one node answered a command of EachNode.
+type NodeReply struct {
+	Val any
+	Err error
+}
+
+// EachNode sends cmd to every node of the client, the nodes in parallel:
+// each master and replica of a cluster, or the one server; and returns
+// each node's reply, and an error of the cluster's map of nodes, if the
+// client could not read it.
+func (w *Wire) EachNode(ctx context.Context, cmd ...any) ([]NodeReply, error) {
+	var mu sync.Mutex
+	var replies []NodeReply
+	do := func(ctx context.Context, node interface {
+		Do(context.Context, ...any) *redis.Cmd
+	}) error {
+		v, err := node.Do(ctx, cmd...).Result()
+		mu.Lock()
+		defer mu.Unlock()
+		replies = append(replies, NodeReply{v, err})
+		return nil
+	}
+	type sharded interface {
+		ForEachShard(context.Context, func(context.Context, *redis.Client) error) error
+	}
+	if cl, ok := w.rdb.(sharded); ok {
+		err := cl.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error { return do(ctx, node) })
+		return replies, err
+	}
+	return replies, do(ctx, w.rdb)
 }

@@ -73,9 +73,6 @@ func New(rdb redis.UniversalClient, wait Wait, doubt func(error) bool) *Wire {
 	return &Wire{rdb: rdb, wait: wait, doubt: doubt, dials: recordDials(rdb)}
 }
 
-// Client returns the client w sends through.
-func (w *Wire) Client() redis.UniversalClient { return w.rdb }
-
 // Send sends reqs, each to its slot's node as rt says, in one pipeline per
 // node, the nodes in parallel, so that they cost one round trip per node.
 // If check is not nil, a request that a replica answered and check(i),
