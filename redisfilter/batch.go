@@ -55,10 +55,10 @@ type batch struct {
 	master, tested bool
 	// arena holds the arguments of a step's BITFIELDs; each step reuses
 	// it, so that a call allocates them for its biggest step, not for
-	// every value. reqs holds a step's requests likewise, so that a
-	// request costs no allocation of its own.
+	// every value. reqs and sent hold a step's requests, likewise.
 	arena []any
 	reqs  []request
+	sent  []*wire.Request
 }
 
 // A bit is one of the k bits of one value of a batch.
@@ -202,7 +202,7 @@ func (c *core[T]) put(ctx context.Context, b *batch, bits []bit, idx []int64, tr
 	tb := *b
 	tb.tested = tested
 	err = c.step(ctx, &tb, bits, a)
-	b.arena, b.reqs = tb.arena, tb.reqs
+	b.arena, b.reqs, b.sent = tb.arena, tb.reqs, tb.sent
 	return bits, err
 }
 
@@ -244,17 +244,13 @@ func (c *core[T]) step(ctx context.Context, b *batch, bits []bit, a *answers) er
 		per = 4
 	}
 	b.arena = slices.Grow(b.arena[:0], per*len(bits)+2*(len(bits)/perCommand+len(c.shards)+1))
-	b.reqs = b.reqs[:0]
+	b.reqs, b.sent = b.reqs[:0], b.sent[:0]
 	for from, to := 0, 0; from < len(bits); from = to {
 		to = commandEnd(bits, from, perCommand)
-		b.reqs = append(b.reqs, c.newRequest(&c.shards[bits[from].shard], bits[from:to], b))
+		r := c.newRequest(&c.shards[bits[from].shard], bits[from:to], b)
+		b.reqs, b.sent = append(b.reqs, r), append(b.sent, r.Request)
 	}
 	reqs := b.reqs
-	// Once reqs no longer grows; on the stack, for a few.
-	sent := make([]*wire.Request, len(reqs))
-	for i := range reqs {
-		sent[i] = &reqs[i].Request
-	}
 	rt := wire.AnyNode
 	switch {
 	case b.put:
@@ -262,10 +258,10 @@ func (c *core[T]) step(ctx context.Context, b *batch, bits []bit, a *answers) er
 	case b.master:
 		rt = wire.Master
 	}
-	c.wire.Send(ctx, sent, rt, func(i int) error { return c.readReplies(&reqs[i], b, nil) })
+	c.wire.Send(ctx, b.sent, rt, func(i int) error { return c.readReplies(reqs[i], b, nil) })
 	var unconfirmed wire.Unconfirmed
-	for i := range reqs {
-		if err := unconfirmed.Keep(c.readReplies(&reqs[i], b, a)); err != nil {
+	for _, r := range reqs {
+		if err := unconfirmed.Keep(c.readReplies(r, b, a)); err != nil {
 			return err
 		}
 	}
