@@ -3,15 +3,17 @@ package redisfilter
 import (
 	"cmp"
 	"context"
-	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"slices"
+
+	"github.com/mitzbloom/mitzbloom/bloom/raw"
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // A batch of values (Put and MightContain are batches of one) is hashed
 // locally and split: into round trips of at most maxBitsPerTrip bits, each
 // in one or two steps (see twoStepValues), each step into one request per
 // shard and per maxBitsPerCommand bits (request.go), sent in one pipeline per
-// node (send.go).
+// node (internal/wire).
 const (
 	// maxBitsPerCommand bounds the bits one BITFIELD sets or tests, times
 	// the generations a window's read tests them in: Redis runs a
@@ -53,8 +55,10 @@ type batch struct {
 	master, tested bool
 	// arena holds the arguments of a step's BITFIELDs; each step reuses
 	// it, so that a call allocates them for its biggest step, not for
-	// every value.
+	// every value. reqs and sent hold a step's requests, likewise.
 	arena []any
+	reqs  []request
+	sent  []*wire.Request
 }
 
 // A bit is one of the k bits of one value of a batch.
@@ -90,7 +94,7 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 	// The bits of a trip's values, k each, allocated once for the biggest.
 	idx := make([]int64, 0, min(n, perTrip)*c.k)
 	bits := make([]bit, 0, min(n, perTrip)*c.k)
-	var unconfirmed unconfirmed
+	var unconfirmed wire.Unconfirmed
 	var pre answers // what a put's read found
 	for start := 0; start < n; start += perTrip {
 		trip := min(n, start+perTrip) - start
@@ -106,7 +110,7 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 		} else {
 			bits, err = c.test(ctx, b, bits, idx, trip, &a)
 		}
-		if err := unconfirmed.keep(err); err != nil {
+		if err := unconfirmed.Keep(err); err != nil {
 			return dst[:n0], c.wrap(ctx, b.op, err)
 		}
 		for vi := range trip {
@@ -117,8 +121,8 @@ func (c *core[T]) run(ctx context.Context, b *batch, vs []T, dst []bool) ([]bool
 			}
 		}
 	}
-	if unconfirmed.err != nil {
-		return dst[:n0], c.wrap(ctx, b.op, unconfirmed.err)
+	if unconfirmed.Err != nil {
+		return dst[:n0], c.wrap(ctx, b.op, unconfirmed.Err)
 	}
 	return dst, nil
 }
@@ -198,7 +202,7 @@ func (c *core[T]) put(ctx context.Context, b *batch, bits []bit, idx []int64, tr
 	tb := *b
 	tb.tested = tested
 	err = c.step(ctx, &tb, bits, a)
-	b.arena = tb.arena
+	b.arena, b.reqs, b.sent = tb.arena, tb.reqs, tb.sent
 	return bits, err
 }
 
@@ -240,26 +244,28 @@ func (c *core[T]) step(ctx context.Context, b *batch, bits []bit, a *answers) er
 		per = 4
 	}
 	b.arena = slices.Grow(b.arena[:0], per*len(bits)+2*(len(bits)/perCommand+len(c.shards)+1))
-	var reqs []*request
+	b.reqs, b.sent = b.reqs[:0], b.sent[:0]
 	for from, to := 0, 0; from < len(bits); from = to {
 		to = commandEnd(bits, from, perCommand)
-		reqs = append(reqs, c.newRequest(&c.shards[bits[from].shard], bits[from:to], b))
+		r := c.newRequest(&c.shards[bits[from].shard], bits[from:to], b)
+		b.reqs, b.sent = append(b.reqs, r), append(b.sent, r.Request)
 	}
-	rt := anyNode
+	reqs := b.reqs
+	rt := wire.AnyNode
 	switch {
 	case b.put:
-		rt = write
+		rt = wire.Write
 	case b.master:
-		rt = master
+		rt = wire.Master
 	}
-	c.sendChecked(ctx, reqs, rt, func(r *request) error { return c.readReplies(r, b, nil) })
-	var unconfirmed unconfirmed
+	c.wire.Send(ctx, b.sent, rt, func(i int) error { return c.readReplies(reqs[i], b, nil) })
+	var unconfirmed wire.Unconfirmed
 	for _, r := range reqs {
-		if err := unconfirmed.keep(c.readReplies(r, b, a)); err != nil {
+		if err := unconfirmed.Keep(c.readReplies(r, b, a)); err != nil {
 			return err
 		}
 	}
-	return unconfirmed.err
+	return unconfirmed.Err
 }
 
 // commandEnd returns where the bits of one command that start at from end:

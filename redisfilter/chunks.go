@@ -9,6 +9,8 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/bloom/raw"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // Snapshot, BitCount and Merge work on the whole filter, chunk by chunk,
@@ -58,11 +60,11 @@ func (c *core[T]) readCall(what string, gen, now int64, ch chunk) call {
 // replies: strings for "range", int64s for "count".
 func (c *core[T]) readTrip(ctx context.Context, op string, calls []call) ([]any, error) {
 	replies := make([]any, len(calls))
-	for i, rep := range c.runScript(ctx, readScript, anyNode, calls) {
-		if rep.err != nil {
-			return nil, c.wrap(ctx, op, rep.err)
+	for i, rep := range c.runScript(ctx, readScript, wire.AnyNode, calls) {
+		if rep.Err != nil {
+			return nil, c.wrap(ctx, op, rep.Err)
 		}
-		replies[i] = rep.val
+		replies[i] = rep.Val
 	}
 	return replies, nil
 }
@@ -126,15 +128,15 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T], only []bool
 	_, _ = rand.Read(suffix[:]) // never fails
 	tmp := ":merge:" + hex.EncodeToString(suffix[:])
 	var calls []call
-	var unconfirmed unconfirmed
+	var unconfirmed wire.Unconfirmed
 	flush := func() error {
 		if len(calls) == 0 {
 			return nil
 		}
-		replies := c.runScript(ctx, mergeScript, write, calls)
+		replies := c.runScript(ctx, mergeScript, wire.Write, calls)
 		calls = calls[:0]
 		for _, rep := range replies {
-			if err := unconfirmed.keep(rep.err); err != nil {
+			if err := unconfirmed.Keep(rep.Err); err != nil {
 				return c.wrap(ctx, "merge", err)
 			}
 		}
@@ -162,7 +164,7 @@ func (c *core[T]) merge(ctx context.Context, local *bloom.Filter[T], only []bool
 	if err := flush(); err != nil {
 		return err
 	}
-	return c.wrap(ctx, "merge", unconfirmed.err)
+	return c.wrap(ctx, "merge", unconfirmed.Err)
 }
 
 // allZero reports whether every byte of b is 0.

@@ -11,12 +11,14 @@ import (
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // core is what Filter and Windowed share: the parameters, the shards, and
 // the config that records them.
 type core[T any] struct {
-	rdb    redis.UniversalClient
+	wire   *wire.Wire // carries the commands and scripts, through the client
 	name   string
 	funnel funnel.Funnel[T]
 	fname  string // the funnel's name in the config
@@ -41,9 +43,7 @@ type core[T any] struct {
 	cfg string
 	// lostAdvice ends the message of an ErrLost error: what to do.
 	lostAdvice string
-	wait       waitPolicy
-	logBytes   int64      // the most bytes a shard's change log holds
-	meter      *byteMeter // counts what a Hybrid's Sync moves, or nil
+	logBytes   int64 // the most bytes a shard's change log holds
 }
 
 // newCore validates the arguments of Open and OpenWindowed, sizes the
@@ -63,7 +63,7 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 	if err := validName(name); err != nil {
 		return c, fmt.Errorf("%w: %v", bloom.ErrInvalidArgument, err)
 	}
-	if err := s.wait.check(rdb); err != nil {
+	if err := s.wait.Check(rdb); err != nil {
 		return c, fmt.Errorf("%w: %v", bloom.ErrInvalidArgument, err)
 	}
 	if err := checkLogBytes(s.logBytes); err != nil {
@@ -88,7 +88,7 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 		params.shardBytes = shardBytes
 	}
 	return core[T]{
-		rdb:       rdb,
+		wire:      wire.New(rdb, s.wait, isProblem),
 		name:      name,
 		funnel:    f,
 		fname:     params.funnel,
@@ -102,7 +102,6 @@ func newCore[T any](rdb redis.UniversalClient, name string, f funnel.Funnel[T], 
 		shardBits: shardBytes * 8,
 		windowed:  window != "",
 		params:    params.String(),
-		wait:      s.wait,
 		logBytes:  s.logBytes,
 	}, nil
 }
@@ -124,11 +123,11 @@ func (c *core[T]) delete(ctx context.Context, del func(s int) call) error {
 		calls[i] = del(i)
 	}
 	var left []string
-	for _, rep := range c.runScript(ctx, deleteScript, write, calls) {
-		if rep.err != nil {
-			return c.wrap(ctx, "delete", rep.err)
+	for _, rep := range c.runScript(ctx, deleteScript, wire.Write, calls) {
+		if rep.Err != nil {
+			return c.wrap(ctx, "delete", rep.Err)
 		}
-		keys, _ := rep.val.([]any)
+		keys, _ := rep.Val.([]any)
 		for _, k := range keys {
 			left = append(left, fmt.Sprint(k))
 		}

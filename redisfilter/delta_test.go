@@ -112,7 +112,7 @@ func TestHybridOverflow(t *testing.T) {
 	st := hs[0].Stats().Last
 	t.Log(st)
 	assert.True(t, st.FullPush)
-	assert.Equal(t, "overflow", st.FullPushReason)
+	assert.Equal(t, redisfilter.FullPushOverflow, st.FullPushReason)
 	require.NoError(t, hs[1].Sync(ctx))
 	for i, ok := range hs[1].MightContainMany(nil, values) {
 		require.True(t, ok, "%q is missing", values[i])
@@ -249,5 +249,5 @@ func TestHybridOverflowCarriedOver(t *testing.T) {
 	require.NoError(t, hs[0].Sync(ctx))
 	st := hs[0].Stats().Last
 	assert.True(t, st.FullPush)
-	assert.Equal(t, "overflow", st.FullPushReason)
+	assert.Equal(t, redisfilter.FullPushOverflow, st.FullPushReason)
 }

@@ -154,4 +154,19 @@
 // [Hybrid] builds on
 // both: each process puts and queries a local lock-free filter at memory
 // speed, and synchronizes it with the shared one periodically.
+//
+// # How it is built
+//
+// The calls run one way, down:
+//
+//	Filter (filter.go), Windowed (window.go)   Hybrid (hybrid.go; its Sync: sync.go, pull.go, cursor.go)
+//	        └──────────────┬────────────────────────┘
+//	core: parameters, shards, batches, chunks, Open, the checks of the keys and their errors
+//	        (core.go, batch.go, request.go, chunks.go, open.go, errors.go; the scripts in lua/,
+//	        their protocol beside them: scripts.go, logproto.go, plain.go)
+//	        │
+//	internal/wire: each command and script to its node, redirections and retries, WAIT,
+//	        bytes counted per call, Redis's and the network's errors
+//	        │
+//	go-redis
 package redisfilter

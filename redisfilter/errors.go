@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
-	"sync"
-	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // The errors of this package about the filter in Redis, and about the
@@ -61,13 +57,13 @@ var (
 	// wrong length, or one without the mark that redisfilter writes there
 	// (see the package documentation). The message names the key, and the
 	// call wrote nothing there. Delete the key or use another name.
-	ErrNotFilter = errors.New("redisfilter: key holds no filter")
+	ErrNotFilter = wire.ErrNotFilter
 
 	// ErrOutOfMemory wraps Redis's OOM error, returned by the calls that
 	// write (Put, PutMany, Merge, and Open when it creates the filter) when
 	// the server is at its maxmemory under noeviction. Reads still work.
 	// Raise maxmemory or free memory.
-	ErrOutOfMemory = errors.New("redisfilter: Redis is out of memory")
+	ErrOutOfMemory = wire.ErrOutOfMemory
 
 	// ErrNoPermission wraps Redis's NOPERM error, returned when the ACL
 	// user lacks a command or key pattern the call needs: grant what the
@@ -75,17 +71,23 @@ var (
 	// authentication, WRONGPASS (the client's Username or Password is
 	// wrong, or the user is disabled) or NOAUTH (the server wants a
 	// password the client did not give).
-	ErrNoPermission = errors.New("redisfilter: no permission")
+	ErrNoPermission = wire.ErrNoPermission
 
-	// ErrTryAgain is returned when Redis Cluster could not serve the call
-	// for now, after go-redis's ClusterClient retried it with backoff
-	// (ClusterOptions.MaxRedirects times, 3 by default) and redisfilter
-	// sent it again for about 300 ms more, within the call's context: the
-	// filter's slot is being migrated (TRYAGAIN, MOVED or ASK), or the
-	// cluster is failing over (CLUSTERDOWN, MASTERDOWN, READONLY, LOADING). It is also
-	// returned by an Open that other processes kept changing the filter
-	// under. No answer was given, so none is wrong: retry in a moment.
-	ErrTryAgain = errors.New("redisfilter: slot is migrating")
+	// ErrTryAgain means one thing: what the call reads was moving or
+	// changing under it, each time it tried, and it gave no answer, so
+	// none is wrong: retry in a moment. It is returned when:
+	//   - Redis Cluster could not serve the call for now, after go-redis's
+	//     ClusterClient retried it with backoff (ClusterOptions.MaxRedirects
+	//     times, 3 by default) and redisfilter sent it again for about
+	//     300 ms more, within the call's context: the filter's slot is
+	//     being migrated (TRYAGAIN, MOVED or ASK), or the cluster is
+	//     failing over (CLUSTERDOWN, MASTERDOWN, READONLY, LOADING);
+	//   - an Open found other processes changing the filter (creating it,
+	//     or creating it again) each time it read it;
+	//   - a Hybrid's Sync, reading a shard whole, found the shard's change
+	//     log started again each time it read it (Merges of many bits
+	//     racing it); the next Sync reads it again.
+	ErrTryAgain = wire.ErrTryAgain
 
 	// ErrNotReplicated is returned by a write (Put, PutMany, Merge, a
 	// Hybrid's Sync, Open creating the filter) of a filter opened with
@@ -94,7 +96,7 @@ var (
 	// written: the bits are set on the master, but a failover now could
 	// lose them. Writes can be repeated: retry, and if it persists, look at
 	// the replicas (INFO replication).
-	ErrNotReplicated = errors.New("redisfilter: write not confirmed by replicas")
+	ErrNotReplicated = wire.ErrNotReplicated
 
 	// ErrUnavailable is returned when the server cannot be reached (the
 	// connection is refused, or its name does not resolve), drops the
@@ -104,12 +106,12 @@ var (
 	// for a call that reached its deadline. A write that got it may or may
 	// not have run; a read answered nothing. Retry; a Hybrid's next Sync
 	// pushes again what the failed one did not.
-	ErrUnavailable = errors.New("redisfilter: server unavailable")
+	ErrUnavailable = wire.ErrUnavailable
 
 	// ErrClosed is returned by calls on a client that was closed (go-redis's
 	// Client.Close or ClusterClient.Close), and by those that the closing
 	// cut short. Use a client that is not closed.
-	ErrClosed = errors.New("redisfilter: client is closed")
+	ErrClosed = wire.ErrClosed
 )
 
 // A problem is what a check of a filter's keys found wrong, in Go or in a
@@ -139,27 +141,14 @@ const (
 	orphanBitmap                  // Open: a bitmap of the filter's length whose config key is missing
 	orphanGenerations             // Open: a record of generations whose config key is missing
 	otherCreation                 // Open: a shard's config is of another creation than the first shard's
-	outOfMemory
-	noPermission
-	tryAgain
-	moved
-	ask
-	clusterDown
-	masterDown
-	readOnly
-	loading
-	notFilter
-	wrongPass
-	noAuth
 )
 
-// codes is the one table from the code that starts a Redis error reply (of
-// Redis itself, or of a script, which reports a problem as
-// "MITZBLOOM_<CODE> <key> <detail>": see lua/lib.lua) to the sentinel the
-// error wraps; the problems that only Open finds have no code. The
-// scripts' codes are tested against their Lua (TestScriptCodes). An error
-// reply of any other code is not one an operator can act on: it is
-// returned wrapped as it is.
+// codes is the one table from a problem to the code that a script reports
+// it by, as "MITZBLOOM_<CODE> <key> <detail>" (see lua/lib.lua), and to
+// the sentinel its error wraps; the problems that only Open finds have no
+// code. The scripts' codes are tested against their Lua
+// (TestScriptCodes). The error replies of Redis itself are described by
+// the wire ([wire.Describe]).
 var codes = [...]struct {
 	code     string
 	sentinel error
@@ -176,54 +165,28 @@ var codes = [...]struct {
 	orphanBitmap:      {"", ErrLost},
 	orphanGenerations: {"", ErrLost},
 	otherCreation:     {"", ErrLost},
-	outOfMemory:       {"OOM", ErrOutOfMemory},
-	noPermission:      {"NOPERM", ErrNoPermission},
-	tryAgain:          {"TRYAGAIN", ErrTryAgain},
-	moved:             {"MOVED", ErrTryAgain},
-	ask:               {"ASK", ErrTryAgain},
-	clusterDown:       {"CLUSTERDOWN", ErrTryAgain},
-	masterDown:        {"MASTERDOWN", ErrTryAgain},
-	readOnly:          {"READONLY", ErrTryAgain},
-	loading:           {"LOADING", ErrTryAgain},
-	notFilter:         {"WRONGTYPE", ErrNotFilter},
-	wrongPass:         {"WRONGPASS", ErrNoPermission},
-	noAuth:            {"NOAUTH", ErrNoPermission},
 }
 
-// abortPrefix starts the error of an EXEC that Redis refused because of an
-// error in the transaction, which follows.
-const abortPrefix = "EXECABORT Transaction discarded because of: "
-
-// scriptDenied is in the error of a script that ran a command its ACL user
-// may not run, whatever the code before it (ERR in Redis 7.0).
-const scriptDenied = "can't run this command or subcommand"
-
-// codeOf returns the kind of an error reply msg and, for a script's
-// problem, the problem. An EXECABORT has the kind of the error it names.
-func codeOf(msg string) (problemKind, problem) {
-	if cause, ok := strings.CutPrefix(msg, abortPrefix); ok {
-		msg = strings.TrimPrefix(cause, "-")
-	}
-	if strings.Contains(msg, scriptDenied) {
-		return noPermission, problem{}
-	}
+// problemOf returns the problem that an error reply msg of a script
+// reports, or one of kind none. An EXECABORT has the problem of the error
+// it names.
+func problemOf(msg string) problem {
+	msg = wire.Cause(errors.New(msg)).Error()
 	code, rest, _ := strings.Cut(msg, " ")
+	if !strings.HasPrefix(code, "MITZBLOOM_") {
+		return problem{}
+	}
 	for kind, c := range codes {
-		if c.code == "" || c.code != code {
+		if c.code != code {
 			continue
 		}
-		var p problem
-		if strings.HasPrefix(code, "MITZBLOOM_") {
-			p.kind = problemKind(kind)
-			// A key is "{tag}" and a suffix without spaces, and a tag
-			// holds no '}': the key ends at the first space after it.
-			end := strings.IndexByte(rest, '}') + 1
-			end += strings.IndexByte(rest[end:]+" ", ' ')
-			p.key, p.detail = rest[:end], strings.TrimPrefix(rest[end:], " ")
-		}
-		return problemKind(kind), p
+		// A key is "{tag}" and a suffix without spaces, and a tag holds
+		// no '}': the key ends at the first space after it.
+		end := strings.IndexByte(rest, '}') + 1
+		end += strings.IndexByte(rest[end:]+" ", ' ')
+		return problem{kind: problemKind(kind), key: rest[:end], detail: strings.TrimPrefix(rest[end:], " ")}
 	}
-	return none, problem{}
+	return problem{}
 }
 
 // explain says what p is, in words an operator reads.
@@ -275,191 +238,34 @@ func (c *core[T]) problemError(op string, p problem) error {
 	return fmt.Errorf("%w: %s %q: %s", sentinel, op, c.name, detail)
 }
 
-// isProblem reports whether err is a problem, found in Go or by a script.
-func isProblem(err error) bool {
+// asProblem returns the problem err is, found in Go or by a script, if
+// it is one.
+func asProblem(err error) (problem, bool) {
 	var p problem
 	if errors.As(err, &p) {
-		return true
+		return p, true
 	}
-	var rerr redis.Error
-	if errors.As(err, &rerr) {
-		_, p = codeOf(rerr.Error())
+	if msg, ok := wire.ReplyText(err); ok {
+		p = problemOf(msg)
 	}
-	return p.kind != none
+	return p, p.kind != none
+}
+
+// isProblem reports whether err is a problem, found in Go or by a script.
+func isProblem(err error) bool {
+	_, ok := asProblem(err)
+	return ok
 }
 
 // wrap turns an error of a call op into one of this package's, naming the
-// call and the filter. An error of the network at or after ctx's deadline,
-// which go-redis sets on its connections when ContextTimeoutEnabled is
-// set, wraps ctx's error too.
+// call and the filter: a problem with its message (problemError), and
+// anything else as the wire describes it.
 func (c *core[T]) wrap(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var p problem
-	if errors.As(err, &p) {
+	if p, ok := asProblem(err); ok {
 		return c.problemError(op, p)
 	}
-	var rerr redis.Error
-	if errors.As(err, &rerr) {
-		kind, p := codeOf(rerr.Error())
-		switch {
-		case p.kind != none:
-			return c.problemError(op, p)
-		case kind == noPermission:
-			return fmt.Errorf("%w: %s %q: the ACL user may not run %s; grant what the README's section Permissions lists: %w", ErrNoPermission, op, c.name, deniedCommand(rerr.Error()), err)
-		case kind == wrongPass || kind == noAuth:
-			return fmt.Errorf("%w: %s %q: Redis refused the client's credentials; check its Username and Password: %w", codes[kind].sentinel, op, c.name, err)
-		case kind != none:
-			return fmt.Errorf("%w: %s %q: %w", codes[kind].sentinel, op, c.name, err)
-		}
-	}
-	if cerr := contextCause(ctx, err); cerr != nil {
-		err = fmt.Errorf("%w: %w", cerr, err)
-	}
-	var derr dialError
-	if errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &derr) {
-		if derr := dialCause(c.rdb); derr != nil {
-			err = fmt.Errorf("%w; %w", err, derr)
-		}
-	}
-	c.reloadSlots(err)
-	if sentinel := networkSentinel(err); sentinel != nil {
-		return fmt.Errorf("%w: %s %q: %w", sentinel, op, c.name, err)
-	}
-	return fmt.Errorf("redisfilter: %s %q: %w", op, c.name, err)
-}
-
-// networkSentinel returns the sentinel of err, an error of the network or
-// of the client: ErrClosed for a client closed, ErrUnavailable for a server
-// that could not be reached, dropped the connection or did not answer in
-// time; nil for the caller's cancellation, and for what is none of these.
-func networkSentinel(err error) error {
-	var nerr net.Error
-	switch {
-	case errors.Is(err, redis.ErrClosed) || errors.Is(err, net.ErrClosed):
-		// go-redis's error for a client closed, and the network's for a
-		// connection that its closing closed under a call.
-		return ErrClosed
-	case errors.Is(err, context.Canceled):
-		return nil
-	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, redis.ErrPoolTimeout):
-		// A *net.OpError, of a dial refused, a connection reset or a
-		// timeout, is a net.Error; a connection the server closed ends
-		// in EOF.
-		return ErrUnavailable
-	}
-	return nil
-}
-
-// contextCause returns ctx's error if ctx is done, or if err is a timeout
-// at or after ctx's deadline, and err does not already wrap it; nil
-// otherwise.
-func contextCause(ctx context.Context, err error) error {
-	cerr := ctx.Err()
-	var nerr net.Error
-	if deadline, ok := ctx.Deadline(); cerr == nil && ok && errors.As(err, &nerr) && nerr.Timeout() && !time.Now().Before(deadline) {
-		cerr = context.DeadlineExceeded
-	}
-	if cerr == nil || errors.Is(err, cerr) {
-		return nil
-	}
-	return cerr
-}
-
-// deniedCommand returns what an error of an ACL refusal, msg, says was
-// refused: "the command X", or keys, or a command of a script.
-func deniedCommand(msg string) string {
-	if _, rest, ok := strings.Cut(msg, "permissions to run the '"); ok {
-		if name, _, ok := strings.Cut(rest, "'"); ok {
-			return "the command " + strings.ToUpper(name)
-		}
-	}
-	if strings.Contains(msg, "access one of the keys") {
-		return "commands on the filter's keys (grant its key pattern)"
-	}
-	if strings.Contains(msg, scriptDenied) {
-		return "a command that a script of redisfilter runs"
-	}
-	return "a command that the call needs"
-}
-
-// A dialError says why a client cannot connect.
-type dialError struct{ err error }
-
-func (e dialError) Error() string { return "the client cannot connect: " + e.err.Error() }
-func (e dialError) Unwrap() error { return e.err }
-
-// dialTimeout bounds the dial of dialCause.
-const dialTimeout = 250 * time.Millisecond
-
-// dialCause returns why rdb cannot connect, if it has no connection open
-// and a dial of its address (of every seed address, for a cluster) fails
-// within dialTimeout; nil otherwise. go-redis retries a dial that fails
-// until the call's deadline, and the call then fails with
-// context.DeadlineExceeded alone: this says why.
-func dialCause(rdb redis.UniversalClient) error {
-	var (
-		addrs   []string
-		network = "tcp"
-		dial    func(ctx context.Context, network, addr string) (net.Conn, error)
-	)
-	switch cl := rdb.(type) {
-	case *redis.Client:
-		if cl.PoolStats().TotalConns > 0 {
-			return nil
-		}
-		o := cl.Options()
-		addrs, network, dial = []string{o.Addr}, o.Network, o.Dialer
-	case *redis.ClusterClient:
-		if cl.PoolStats().TotalConns > 0 {
-			return nil
-		}
-		o := cl.Options()
-		addrs, dial = o.Addrs, o.Dialer
-	default:
-		return nil
-	}
-	if dial == nil {
-		var d net.Dialer
-		dial = d.DialContext
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
-	defer cancel()
-	errs := make([]error, len(addrs))
-	var wg sync.WaitGroup
-	for i, addr := range addrs {
-		wg.Go(func() {
-			conn, err := dial(ctx, network, addr)
-			if err == nil {
-				conn.Close()
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err == nil {
-			return nil
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return dialError{errs[0]}
-}
-
-// reloadSlots makes a cluster client reload its map of slots to nodes after
-// err, an error of the network or one of Redis's not in codes: a refused
-// connection, a timeout or CLUSTERDOWN may be a master that died, and
-// go-redis would otherwise keep calling it until its next periodic reload
-// (ClusterOptions.ClusterStateReloadInterval, 60 s by default) long after a
-// replica took over. go-redis coalesces the reloads of many failing calls
-// into one at a time.
-func (c *core[T]) reloadSlots(err error) {
-	cl, ok := c.rdb.(interface{ ReloadState(context.Context) })
-	if ok && !errors.Is(err, context.Canceled) {
-		cl.ReloadState(context.Background())
-	}
+	return c.wire.Describe(ctx, fmt.Sprintf("%s %q", op, c.name), err)
 }

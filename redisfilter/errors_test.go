@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 	"github.com/mitzbloom/mitzbloom/strategy"
 )
 
@@ -24,33 +25,28 @@ func (replyError) RedisError() {}
 
 func testCore() *core[string] {
 	params := filterParams{bitSize: 64, k: 1, strategy: strategy.Murmur128Mitz64, funnel: "funnel.String"}.String()
-	return &core[string]{name: "a b", params: params, cfg: params + " id=0123456789abcdef", lostAdvice: "; advice"}
+	return &core[string]{wire: wire.New(nil, wire.Wait{}, isProblem), name: "a b", params: params, cfg: params + " id=0123456789abcdef", lostAdvice: "; advice"}
 }
 
-func TestCodeOf(t *testing.T) {
+func TestProblemOf(t *testing.T) {
 	tests := []struct {
 		reply string
-		kind  problemKind
 		p     problem
 	}{
-		{"MITZBLOOM_NOCONFIG {a b}:config ", noConfig, problem{kind: noConfig, key: "{a b}:config"}},
-		{"MITZBLOOM_NOBITMAP {a b#3.7} ", noBitmap, problem{kind: noBitmap, key: "{a b#3.7}"}},
-		{"MITZBLOOM_NOGENERATION {a b}:29470 ", noGeneration, problem{kind: noGeneration, key: "{a b}:29470"}},
-		{"MITZBLOOM_LENGTH {a b} 5 8", wrongLength, problem{kind: wrongLength, key: "{a b}", detail: "5 8"}},
-		{"MITZBLOOM_CONFIG {a b}:config mitzbloom/redisfilter v1 bits=64 id=1", otherConfig, problem{kind: otherConfig, key: "{a b}:config", detail: "mitzbloom/redisfilter v1 bits=64 id=1"}},
-		{"MITZBLOOM_WRONGTYPE {a}:config WRONGTYPE Operation against a key", wrongType, problem{kind: wrongType, key: "{a}:config", detail: "WRONGTYPE Operation against a key"}},
-		{"OOM command not allowed when used memory > 'maxmemory'.", outOfMemory, problem{}},
-		{"NOPERM this user has no permissions", noPermission, problem{}},
-		{"TRYAGAIN Multiple keys request during rehashing of slot", tryAgain, problem{}},
-		{"WRONGTYPE Operation against a key holding the wrong kind of value", notFilter, problem{}},
-		{"ERR unknown command", none, problem{}},
-		{"MITZBLOOM_UNKNOWN {a} x", none, problem{}},
-		{"OOMX not a code", none, problem{}},
+		{"MITZBLOOM_NOCONFIG {a b}:config ", problem{kind: noConfig, key: "{a b}:config"}},
+		{"MITZBLOOM_NOBITMAP {a b#3.7} ", problem{kind: noBitmap, key: "{a b#3.7}"}},
+		{"MITZBLOOM_NOGENERATION {a b}:29470 ", problem{kind: noGeneration, key: "{a b}:29470"}},
+		{"MITZBLOOM_LENGTH {a b} 5 8", problem{kind: wrongLength, key: "{a b}", detail: "5 8"}},
+		{"MITZBLOOM_CONFIG {a b}:config mitzbloom/redisfilter v1 bits=64 id=1", problem{kind: otherConfig, key: "{a b}:config", detail: "mitzbloom/redisfilter v1 bits=64 id=1"}},
+		{"MITZBLOOM_WRONGTYPE {a}:config WRONGTYPE Operation against a key", problem{kind: wrongType, key: "{a}:config", detail: "WRONGTYPE Operation against a key"}},
+		{"EXECABORT Transaction discarded because of: MITZBLOOM_NOBITMAP {a} ", problem{kind: noBitmap, key: "{a}"}},
+		{"OOM command not allowed when used memory > 'maxmemory'.", problem{}},
+		{"WRONGTYPE Operation against a key holding the wrong kind of value", problem{}},
+		{"ERR unknown command", problem{}},
+		{"MITZBLOOM_UNKNOWN {a} x", problem{}},
 	}
 	for _, tc := range tests {
-		kind, p := codeOf(tc.reply)
-		assert.Equal(t, tc.kind, kind, tc.reply)
-		assert.Equal(t, tc.p, p, tc.reply)
+		assert.Equal(t, tc.p, problemOf(tc.reply), tc.reply)
 	}
 }
 

@@ -2,11 +2,10 @@ package redisfilter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // evictingPolicy reports whether a maxmemory-policy may evict a filter's
@@ -25,33 +24,24 @@ func (c *core[T]) checkEviction(ctx context.Context, s settings) error {
 	if s.allowEviction {
 		return nil
 	}
-	check := func(ctx context.Context, node redis.Cmdable) error {
-		info, err := node.Info(ctx, "memory").Result()
-		if err != nil {
-			if kind, _ := codeOf(err.Error()); ctx.Err() != nil || kind == wrongPass || kind == noAuth {
-				return err
+	replies, err := c.wire.EachNode(ctx, "INFO", "memory")
+	if err != nil {
+		return c.wrap(ctx, "open", err)
+	}
+	for _, r := range replies {
+		if r.Err != nil {
+			if ctx.Err() != nil || wire.AuthRefused(r.Err) {
+				return c.wrap(ctx, "open", r.Err)
 			}
-			return nil
+			continue
 		}
+		info, _ := r.Val.(string)
 		for line := range strings.Lines(info) {
 			policy, ok := strings.CutPrefix(strings.TrimSpace(line), "maxmemory_policy:")
 			if ok && evictingPolicy(policy, c.windowed) {
 				return fmt.Errorf("%w: open %q: the server's maxmemory-policy is %s, which may evict the filter's keys; set it to noeviction, or open with WithEvictionAllowed, and calls will then report evicted bits as ErrLost", ErrEvictable, c.name, policy)
 			}
 		}
-		return nil
 	}
-	type sharded interface {
-		ForEachShard(context.Context, func(context.Context, *redis.Client) error) error
-	}
-	var err error
-	if cl, ok := c.rdb.(sharded); ok {
-		err = cl.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error { return check(ctx, node) })
-	} else {
-		err = check(ctx, c.rdb)
-	}
-	if err != nil && !errors.Is(err, ErrEvictable) {
-		return c.wrap(ctx, "open", err)
-	}
-	return err
+	return nil
 }

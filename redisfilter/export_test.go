@@ -4,11 +4,13 @@ import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // ScriptText returns lua/name.lua as the package sends it, for the tests
 // that run the scripts directly.
-func ScriptText(name string) string { return allScripts[name].text }
+func ScriptText(name string) string { return allScripts[name].Text() }
 
 // WrapScriptError returns the error that a call of a filter returns for
 // err, an error reply of a script, so that tests see what it wraps.
@@ -38,32 +40,25 @@ func ForgetHistory[T any](h *Hybrid[T], s int) { h.cursors[s].replid = "another"
 // keys and args as the script takes them, and returns its reply or its
 // error.
 func Plain(ctx context.Context, rdb *redis.Client, name string, keys []string, args ...any) (any, error) {
-	p := allScripts[name].plain(call{keys: keys, args: args})
+	p, _ := allScripts[name].Plain(wire.Call{Keys: keys, Args: args})
+	w := wire.New(rdb, wire.Wait{}, isProblem)
 	run := func(cmds [][]any) ([]any, error) {
-		pipe := rdb.Pipeline()
-		sent := make([]*redis.Cmd, len(cmds))
-		for i, c := range cmds {
-			sent[i] = pipe.Do(ctx, c...)
-		}
-		_, _ = pipe.Exec(ctx)
-		var r request
-		for _, cmd := range sent {
-			r.record(cmd)
-		}
-		return r.res, r.err
+		r := &wire.Request{Key: keys[0], Cmds: cmds}
+		w.Send(ctx, []*wire.Request{r}, wire.Master, nil)
+		return r.Res, r.Err
 	}
-	if p.pre != nil {
-		res, err := run(p.pre)
+	if p.Pre != nil {
+		res, err := run(p.Pre)
 		if err != nil {
 			return nil, err
 		}
-		p.cmds = p.build(res)
+		p.Cmds = p.Build(res)
 	}
-	res, err := run(p.cmds)
+	res, err := run(p.Cmds)
 	if err != nil {
 		return nil, err
 	}
-	v, err := p.decode(res)
+	v, err := p.Decode(res)
 	if err != nil {
 		return nil, testCore().wrap(ctx, "test", err)
 	}

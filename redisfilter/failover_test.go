@@ -101,7 +101,7 @@ func (p *hybridPuts) finish() []string {
 type syncSummary struct {
 	syncs, failed, fullPushes, fullPulls int
 	sent, received                       int64
-	reasons                              map[string]int
+	reasons                              map[redisfilter.FullPushReason]int
 	mostPulls                            int   // shards read whole by one Sync
 	mostFullSent                         int64 // bytes sent by a Sync that pushed whole
 }
@@ -109,7 +109,7 @@ type syncSummary struct {
 func (p *hybridPuts) summary(phase int32) syncSummary {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := syncSummary{reasons: map[string]int{}}
+	s := syncSummary{reasons: map[redisfilter.FullPushReason]int{}}
 	for _, st := range p.syncs[phase] {
 		s.syncs++
 		if st.Err != nil {
@@ -226,7 +226,7 @@ func TestHybridFailover(t *testing.T) {
 	lossy := p.summary(3)
 	t.Logf("through a failover that lost a second of writes, %v", lossy)
 	assert.Positive(t, lossy.fullPushes, "no Hybrid pushed whole what the server lost")
-	assert.Equal(t, lossy.fullPushes, lossy.reasons["history"], "full pushes for another reason")
+	assert.Equal(t, lossy.fullPushes, lossy.reasons[redisfilter.FullPushHistory], "full pushes for another reason")
 	assert.LessOrEqual(t, lossy.mostPulls, len(onMaster), "a Sync read whole shards of another master")
 	// Each shard sent twice if the server did not know merge.lua.
 	assert.Less(t, lossy.mostFullSent, int64(2*len(onMaster)+1)*shardBytes, "a Sync pushed more than the master's shards")

@@ -2,7 +2,6 @@ package redisfilter
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/bloom/raw"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // A Hybrid is a local, lock-free [bloom.Filter] kept in step with a shared
@@ -61,7 +62,7 @@ type Hybrid[T any] struct {
 	mu      sync.Mutex // serializes Syncs, and guards what follows
 	pending [][2]uint64
 	cursors []cursor
-	pushAll string // why the next Sync pushes the whole local filter, "" if it does not
+	pushAll FullPushReason // why the next Sync pushes the whole local filter, "" if it does not
 	// pushShards, if not nil, are the shards that the push of pushAll
 	// pushes: after a rebuild, those that were created again.
 	pushShards []bool
@@ -73,21 +74,6 @@ type Hybrid[T any] struct {
 	// afterSyncMu serializes the changes.
 	afterSync   atomic.Pointer[[]*func(SyncStats)]
 	afterSyncMu sync.Mutex
-}
-
-// A cursor is where a Hybrid read a shard's change log up to, and how it
-// tells that the log lost nothing it saw.
-type cursor struct {
-	replid string // the replication ID of the server that served it
-	epoch  string // the log's epoch; "" for no log read yet
-	pos    int64  // -1 for none in epoch: the shard is to be read whole
-	// check is the checkpoint: the latest position in epoch that the
-	// Hybrid saw the log reach, by reading it or by its own push, and
-	// tail the log's bytes just before it, at most checkBytes. A log of
-	// the epoch that still holds tail there holds everything the Hybrid
-	// read or pushed (see pull).
-	check int64
-	tail  string
 }
 
 // changeRingSize returns how many hashes of local puts a Hybrid of a filter
@@ -119,7 +105,7 @@ func NewHybrid[T any](ctx context.Context, remote *Filter[T]) (*Hybrid[T], error
 	for i := range all {
 		all[i] = i
 	}
-	if err := h.pullShards(ctx, all, anyNode, 0); err != nil {
+	if err := h.pullShards(ctx, all, wire.AnyNode, 0); err != nil {
 		return nil, err
 	}
 	h.lastSync.Store(started.UnixNano())
@@ -281,74 +267,4 @@ func (h *Hybrid[T]) afterSyncs(st SyncStats) {
 			(*fn)(st)
 		}
 	}
-}
-
-// HybridStats is what a Hybrid's Syncs moved and did.
-type HybridStats struct {
-	// Last is the last Sync's, failed or not; the zero SyncStats before
-	// the first.
-	Last SyncStats
-	// Syncs, FullPushes and FullPulls count the Syncs, those that pushed
-	// the whole local filter, and the shards pulled whole.
-	Syncs, FullPushes, FullPulls int64
-	// Sent and Received are the bytes of all Syncs, each way.
-	Sent, Received int64
-}
-
-// SyncStats is what one Sync moved and did. Bytes are counted as the Redis
-// protocol encodes the commands and replies, within a few bytes per
-// command.
-type SyncStats struct {
-	// Start is when the Sync began, and Duration how long it took.
-	Start    time.Time
-	Duration time.Duration
-	// Sent and Received are the bytes sent to Redis and received from it.
-	Sent, Received int64
-	// Pushed is the number of values pushed as changes; FullPush is set if
-	// the whole local filter was pushed instead (after a rebuild, the
-	// shards created again, whole), and FullPushReason says why: "overflow" (more new values than the Hybrid holds between
-	// Syncs), "history" (a server lost writes to a shard that the Hybrid
-	// read or pushed, as a failover or a restart may: that shard alone is
-	// pushed), "rebuild" (the filter was lost and created again).
-	Pushed         int
-	FullPush       bool
-	FullPushReason string
-	// PulledBits is the number of bits read from the change logs;
-	// FullPulls the number of shards read whole, because their log no
-	// longer held what this Hybrid had not read.
-	PulledBits int64
-	FullPulls  int
-	// Stale is how old the local filter's view of Redis was when the Sync
-	// started: the time since the last successful Sync started to read.
-	Stale time.Duration
-	// Err is the error the Sync returned, nil if it succeeded.
-	Err error
-}
-
-// Stats returns what the Syncs so far moved and did.
-func (h *Hybrid[T]) Stats() HybridStats {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.stats
-}
-
-// String returns a summary of s on one line, such as "sync delta: 6705
-// bytes sent, 712 received, 3 values pushed, 0 bits pulled, 0 shards
-// pulled whole, in 2ms, 5s stale": "full" instead of "delta" when the Sync
-// pushed the whole filter, with FullPushReason, or pulled a shard whole,
-// and the error at the end if the Sync failed.
-func (s SyncStats) String() string {
-	kind := "delta"
-	switch {
-	case s.FullPush && s.FullPushReason != "":
-		kind = "full (" + s.FullPushReason + ")"
-	case s.FullPush || s.FullPulls > 0:
-		kind = "full"
-	}
-	out := fmt.Sprintf("sync %s: %d bytes sent, %d received, %d values pushed, %d bits pulled, %d shards pulled whole, in %v, %v stale",
-		kind, s.Sent, s.Received, s.Pushed, s.PulledBits, s.FullPulls, s.Duration.Round(time.Millisecond), s.Stale.Round(time.Millisecond))
-	if s.Err != nil {
-		out += ", failed: " + s.Err.Error()
-	}
-	return out
 }

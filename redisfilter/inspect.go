@@ -3,6 +3,8 @@ package redisfilter
 import (
 	"context"
 	"fmt"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // A found is what Open found of one shard with inspect.lua.
@@ -56,13 +58,13 @@ func (c *core[T]) inspectCall(s *shard) call {
 // inspectCalls runs calls of inspect.lua on the shards' masters.
 func (c *core[T]) inspectCalls(ctx context.Context, calls []call) ([]found, error) {
 	seen := make([]found, len(calls))
-	for i, rep := range c.runScript(ctx, inspectScript, master, calls) {
-		res, ok := rep.val.([]any)
-		if rep.err == nil && (!ok || len(res) != 2) {
-			rep.err = fmt.Errorf("inspect.lua answered %v", rep.val)
+	for i, rep := range c.runScript(ctx, inspectScript, wire.Master, calls) {
+		res, ok := rep.Val.([]any)
+		if rep.Err == nil && (!ok || len(res) != 2) {
+			rep.Err = fmt.Errorf("inspect.lua answered %v", rep.Val)
 		}
-		if rep.err != nil {
-			return nil, c.wrap(ctx, "open", rep.err)
+		if rep.Err != nil {
+			return nil, c.wrap(ctx, "open", rep.Err)
 		}
 		seen[i].cfg, _ = res[0].(string)
 		seen[i].n, _ = res[1].(int64)

@@ -54,12 +54,13 @@ func TestJSONEveryType(t *testing.T) {
 		v       any
 		instead string // what the error says to encode, or "" for data
 	}{
-		"Filter":      {new(redisfilter.Filter[string]), "encode the bloom.Filter that Snapshot returns"},
-		"Windowed":    {new(redisfilter.Windowed[string]), "encode the bloom.Filter of a generation that Snapshot returns"},
-		"Hybrid":      {new(redisfilter.Hybrid[string]), "encode the bloom.Filter that Copy returns"},
-		"Option":      {redisfilter.WithAdopt(), "encode the values it was made from"},
-		"HybridStats": {redisfilter.HybridStats{Syncs: 1}, ""},
-		"SyncStats":   {redisfilter.SyncStats{Pushed: 1}, ""},
+		"Filter":         {new(redisfilter.Filter[string]), "encode the bloom.Filter that Snapshot returns"},
+		"Windowed":       {new(redisfilter.Windowed[string]), "encode the bloom.Filter of a generation that Snapshot returns"},
+		"Hybrid":         {new(redisfilter.Hybrid[string]), "encode the bloom.Filter that Copy returns"},
+		"Option":         {redisfilter.WithAdopt(), "encode the values it was made from"},
+		"HybridStats":    {redisfilter.HybridStats{Syncs: 1}, ""},
+		"SyncStats":      {redisfilter.SyncStats{Pushed: 1}, ""},
+		"FullPushReason": {redisfilter.FullPushOverflow, ""},
 	}
 	for _, name := range exportedTypes(t) {
 		c, ok := values[name]

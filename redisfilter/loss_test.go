@@ -147,7 +147,7 @@ func TestHybridHistoryOfOneShard(t *testing.T) {
 	st = h.Stats().Last
 	t.Log("another log: ", st)
 	assert.True(t, st.FullPush)
-	assert.Equal(t, "history", st.FullPushReason)
+	assert.Equal(t, redisfilter.FullPushHistory, st.FullPushReason)
 	assert.Equal(t, 1, st.FullPulls)
 	// One shard of 64 KiB, sent twice if the server did not know merge.lua
 	// yet, where the filter is of 6.

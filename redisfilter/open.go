@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // Open reads every shard first, without writing, so that a read-only user
@@ -96,7 +98,7 @@ func (c *core[T]) open(ctx context.Context, s settings) error {
 			create, err = c.decide(seen, s, watch.live(seen[0].cfg))
 		}
 		if errors.Is(err, errWait) {
-			if !sleep(ctx, pollInterval) {
+			if !wire.Sleep(ctx, pollInterval) {
 				return c.wrap(ctx, "open", ctx.Err())
 			}
 			continue
@@ -289,11 +291,11 @@ func (c *core[T]) create(ctx context.Context, seen []found, cr creation) (err er
 		if !c.windowed {
 			keys = append(keys, s.logKey)
 		}
-		rep := c.runScript(ctx, createScript, write, []call{{s, keys, []any{was.cfg, cr.cfg, s.nbytes(), was.n, what, newEpoch()}}})[0]
-		if rep.err != nil {
-			return rep.err
+		rep := c.runScript(ctx, createScript, wire.Write, []call{{s, keys, []any{was.cfg, cr.cfg, s.nbytes(), was.n, what, newEpoch()}}})[0]
+		if rep.Err != nil {
+			return rep.Err
 		}
-		if res, _ := rep.val.([]any); len(res) == 0 || res[0] != int64(1) {
+		if res, _ := rep.Val.([]any); len(res) == 0 || res[0] != int64(1) {
 			return errChanged
 		}
 	}
@@ -322,13 +324,13 @@ func claimToken() string {
 // returns it.
 func (c *core[T]) claim(ctx context.Context, found, cfg, token string) (string, bool, error) {
 	s := &c.shards[0]
-	rep := c.runScript(ctx, claimScript, master, []call{{s, []string{s.cfgKey}, []any{found, cfg, token}}})[0]
-	if rep.err != nil {
-		return found, false, rep.err
+	rep := c.runScript(ctx, claimScript, wire.Master, []call{{s, []string{s.cfgKey}, []any{found, cfg, token}}})[0]
+	if rep.Err != nil {
+		return found, false, rep.Err
 	}
-	res, _ := rep.val.([]any)
+	res, _ := rep.Val.([]any)
 	if len(res) != 2 {
-		return found, false, fmt.Errorf("claim.lua answered %v", rep.val)
+		return found, false, fmt.Errorf("claim.lua answered %v", rep.Val)
 	}
 	claim, _ := res[1].(string)
 	return claim, res[0] == int64(1), nil

@@ -1,9 +1,14 @@
 package redisfilter
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/bloom/raw"
 	"github.com/mitzbloom/mitzbloom/strategy"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // An Option configures [Open] and [OpenWindowed]. [WithStrategy],
@@ -27,7 +32,7 @@ type settings struct {
 	recreate      bool
 	adopt         bool
 	shardBytes    int64
-	wait          waitPolicy
+	wait          wire.Wait
 	logBytes      int64
 }
 
@@ -111,4 +116,64 @@ func WithAdopt() Option {
 // parameters: every process must open it with the same.
 func WithShardBytes(n int64) Option {
 	return own(func(s *settings) { s.shardBytes = n })
+}
+
+// WithWait makes the writes of the filter durable across a failover: Put,
+// PutMany, Merge, a [Hybrid]'s Sync when it pushes, and Open when it creates
+// the filter return nil only after Redis's WAIT, sent on the very
+// connection that carried the writes, confirms that at least replicas
+// replicas of every node written have them, waiting at most timeout on each
+// node, the nodes in parallel. Otherwise they return an error wrapping
+// [ErrNotReplicated]: the bits are set on the master, but not confirmed. A
+// write that a cluster redirected to another node while its slot moved is
+// never confirmed, since go-redis chose the connection it went on.
+//
+// Without WithWait, a write returns when its master has it. Redis
+// replicates asynchronously, so a master that fails before its replicas
+// received a write loses it, and the replica promoted in its place answers
+// false for the values it held, with no error.
+//
+// replicas must be at least 1, and timeout a positive whole number of
+// milliseconds; the call's context must leave room for it. A WAIT holds its
+// connection, not the server.
+func WithWait(replicas int, timeout time.Duration) Option {
+	return own(func(s *settings) { s.wait = wire.Wait{Replicas: replicas, Timeout: timeout} })
+}
+
+// Each shard of a plain filter keeps a change log (lua/log.lua): the
+// offsets of the bits that every Put, PutMany, Merge and Hybrid push
+// changed, appended in the same atomic step as the bits, oldest dropped
+// first. A Hybrid reads it from where it read up to last time, and so its
+// Sync moves what changed since, rather than the whole filter.
+const (
+	// defaultLogBytes is the most bytes a shard's change log holds without
+	// WithChangeLog: 262,144 bits set.
+	defaultLogBytes = 1 << 20
+	minLogBytes     = 4 << 10
+	maxLogBytes     = 512 << 20
+)
+
+// WithChangeLog sets the most bytes of records, n, that each shard's change
+// log holds in Redis; the default is 1 MiB. A shard's log holds at most a
+// quarter of the shard's bytes whatever n, so that it never takes more of
+// Redis's memory than the shard's bitmap: Redis may give a string that
+// grows up to twice its length. Every Put, PutMany, Merge and Hybrid push
+// appends 4 bytes for each bit it changes (none for a bit already set) to
+// the log of the shard it is in, and a log that outgrows its size drops its
+// oldest half. A [Hybrid] whose Sync finds that the log dropped what it had
+// not read yet reads the whole shard instead, which then costs at most 4
+// times what the log would: the size bounds the bits set in a shard, across
+// the fleet, between two Syncs of one Hybrid that its Sync moves as a
+// change. n must be between 4 KiB and 512 MiB. Processes may use different
+// sizes; the log follows the last writer's.
+func WithChangeLog(n int64) Option {
+	return own(func(s *settings) { s.logBytes = n })
+}
+
+// checkLogBytes reports what is wrong with n, the argument of WithChangeLog.
+func checkLogBytes(n int64) error {
+	if n < minLogBytes || n > maxLogBytes {
+		return fmt.Errorf("WithChangeLog: the log's size (%d bytes) must be between %d and %d", n, minLogBytes, maxLogBytes)
+	}
+	return nil
 }

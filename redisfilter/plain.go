@@ -1,10 +1,9 @@
 package redisfilter
 
 import (
-	"context"
 	"fmt"
-	"slices"
-	"strings"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // A user granted +@read and +@connection alone, the read-only role of
@@ -14,98 +13,20 @@ import (
 // read before and after, as MightContain reads them (a filter's identity
 // never comes back once changed, and bits are never cleared).
 
-// withPlain returns s with its plain equivalent.
-func withPlain(s script, plain func(call) plainRead) script {
-	s.plain = plain
-	return s
-}
-
-// A plainRead is what a script does in plain commands: the commands, and
-// how their replies make the script's reply, or its problem. If pre is
-// set, its commands are sent first, and build makes the commands of their
-// replies.
-type plainRead struct {
-	pre    [][]any
-	build  func(pre []any) [][]any
-	cmds   [][]any
-	decode func(res []any) (any, error)
-}
-
-// scriptRefused reports whether err is an ACL's refusal of the commands
-// that run read-only scripts.
-func scriptRefused(err error) bool {
-	if err == nil {
-		return false
-	}
-	msg := err.Error()
-	return strings.HasPrefix(msg, "NOPERM") && (strings.Contains(msg, "'evalsha_ro'") || strings.Contains(msg, "'eval_ro'"))
-}
-
-// sendPlain sends again, as plain commands, the calls of s that the ACL
-// refused, and puts the reply each makes, or its problem, in its request.
-func (c *core[T]) sendPlain(ctx context.Context, s script, rt route, calls []call, reqs []*request, failed func(*request) error) {
-	var refused, pre []*request
-	decode := make(map[*request]func([]any) (any, error))
-	build := make(map[*request]func([]any) [][]any)
-	for i, r := range reqs {
-		if scriptRefused(failed(r)) {
-			p := s.plain(calls[i])
-			r.res, r.err, r.cmds = nil, nil, p.cmds
-			decode[r] = p.decode
-			refused = append(refused, r)
-			if p.pre != nil {
-				r.cmds, build[r] = p.pre, p.build
-				pre = append(pre, r)
-			}
-		}
-	}
-	if len(refused) == 0 {
-		return
-	}
-	if len(pre) > 0 {
-		c.send(ctx, pre, master)
-		for _, r := range pre {
-			if r.err == nil {
-				r.cmds, r.res = build[r](r.res), nil
-			}
-		}
-		// A request whose first round trip failed keeps its error.
-		refused = slices.DeleteFunc(refused, func(r *request) bool { return r.err != nil })
-	}
-	check := func(r *request) error {
-		if r.err != nil {
-			return r.err
-		}
-		_, err := decode[r](r.res)
-		return err
-	}
-	c.sendChecked(ctx, refused, rt, check)
-	for _, r := range refused {
-		if r.err != nil {
-			continue
-		}
-		v, err := decode[r](r.res)
-		if err != nil {
-			v = err
-		}
-		r.res = []any{v}
-	}
-}
-
 // inspectPlain is inspect.lua in plain commands, but for its check of the
 // keys Open would write: a user that may not run scripts writes nothing. A
 // window's record of generations is counted without its mark, as
 // inspect.lua counts it.
-func inspectPlain(cl call) plainRead {
-	cfgKey, dataKey := cl.keys[0], cl.keys[1]
+func inspectPlain(cl wire.Call) wire.Plain {
+	cfgKey, dataKey := cl.Keys[0], cl.Keys[1]
 	cmds := [][]any{{"GET", cfgKey}, {"STRLEN", dataKey}}
-	windowed := cl.args[0] == "generations"
+	windowed := cl.Args[0] == "generations"
 	if windowed {
 		cmds = [][]any{{"GET", cfgKey}, {"ZCARD", dataKey}, {"ZSCORE", dataKey, gensMark}}
 	}
-	return plainRead{
-		cmds: cmds,
-		decode: func(res []any) (any, error) {
+	return wire.Plain{
+		Cmds: cmds,
+		Decode: func(res []any) (any, error) {
 			if err, ok := res[0].(error); ok {
 				return nil, problem{kind: wrongType, key: cfgKey, detail: err.Error()}
 			}
@@ -122,22 +43,22 @@ func inspectPlain(cl call) plainRead {
 }
 
 // readPlain is read.lua in plain commands.
-func readPlain(cl call) plainRead {
-	cfgKey, key := cl.keys[0], cl.keys[1]
-	want, nbytes, what, first, last := cl.args[0], cl.args[1].(int64), cl.args[2], cl.args[3], cl.args[4]
-	windowed := len(cl.keys) == 3
+func readPlain(cl wire.Call) wire.Plain {
+	cfgKey, key := cl.Keys[0], cl.Keys[1]
+	want, nbytes, what, first, last := cl.Args[0], cl.Args[1].(int64), cl.Args[2], cl.Args[3], cl.Args[4]
+	windowed := len(cl.Keys) == 3
 	read := []any{"GETRANGE", key, first, last}
 	if what == "count" {
 		read = []any{"BITCOUNT", key, first, last}
 	}
 	cmds := [][]any{{"GET", cfgKey}, {"STRLEN", key}}
 	if windowed {
-		cmds = append(cmds, []any{"ZSCORE", cl.keys[2], key})
+		cmds = append(cmds, []any{"ZSCORE", cl.Keys[2], key})
 	}
 	cmds = append(cmds, read, []any{"GET", cfgKey}, []any{"STRLEN", key})
-	return plainRead{
-		cmds: cmds,
-		decode: func(res []any) (any, error) {
+	return wire.Plain{
+		Cmds: cmds,
+		Decode: func(res []any) (any, error) {
 			n := len(res)
 			for i, k := range map[int]string{0: cfgKey, 1: key, n - 2: cfgKey, n - 1: key} {
 				if err, ok := res[i].(error); ok {
@@ -159,7 +80,7 @@ func readPlain(cl call) plainRead {
 			case !windowed:
 				return nil, problem{kind: noBitmap, key: key}
 			}
-			if now, _ := cl.args[5].(int64); res[2] != nil && parseMillis(res[2]) > now {
+			if now, _ := cl.Args[5].(int64); res[2] != nil && parseMillis(res[2]) > now {
 				return nil, problem{kind: noGeneration, key: key}
 			}
 			if what == "count" {
@@ -177,11 +98,11 @@ func readPlain(cl call) plainRead {
 // its bytes up to the length read first stay as they were. A user that
 // may not run scripts may not run INFO either: the replication ID is ""
 // (see cursor.kept).
-func changesPlain(cl call) plainRead {
-	cfgKey, key, logKey := cl.keys[0], cl.keys[1], cl.keys[2]
-	want, nbytes, epoch, pos, most := cl.args[0], cl.args[1].(int64), cl.args[2].(string), cl.args[3].(int64), cl.args[4].(int)
-	check, nheld, ntail := cl.args[5].(int64), int64(cl.args[6].(int)), int64(cl.args[7].(int))
-	ranged := len(cl.args) == 10
+func changesPlain(cl wire.Call) wire.Plain {
+	cfgKey, key, logKey := cl.Keys[0], cl.Keys[1], cl.Keys[2]
+	a := changesArgsOf(cl.Args)
+	want, nbytes, epoch, pos, most, check := a.cfg, a.nbytes, a.epoch, a.pos, a.most, a.check
+	nheld, ntail, ranged := int64(a.nheld), int64(a.ntail), a.ranged
 	var header any // the header the first round trip read
 	var logEpoch string
 	var base, last, upto int64
@@ -190,9 +111,9 @@ func changesPlain(cl call) plainRead {
 	bytes := func(from, to int64) []any {
 		return []any{"GETRANGE", logKey, logHeader + from - base, logHeader + to - base - 1}
 	}
-	return plainRead{
-		pre: [][]any{readHeader, {"STRLEN", logKey}},
-		build: func(pre []any) [][]any {
+	return wire.Plain{
+		Pre: [][]any{readHeader, {"STRLEN", logKey}},
+		Build: func(pre []any) [][]any {
 			header = pre[0]
 			n, _ := pre[1].(int64)
 			var ok bool
@@ -221,11 +142,11 @@ func changesPlain(cl call) plainRead {
 			// The bitmap after the log's length: it holds every bit
 			// logged before that end.
 			if ranged {
-				cmds = append(cmds, []any{"GETRANGE", key, cl.args[8], cl.args[9]})
+				cmds = append(cmds, []any{"GETRANGE", key, a.first, a.last})
 			}
 			return append(cmds, []any{"GET", cfgKey}, []any{"STRLEN", key}, readHeader)
 		},
-		decode: func(res []any) (any, error) {
+		Decode: func(res []any) (any, error) {
 			n := len(res)
 			for i, k := range map[int]string{0: cfgKey, 1: key, 2: logKey, n - 3: cfgKey, n - 2: key, n - 1: logKey} {
 				if err, ok := res[i].(error); ok {
@@ -251,7 +172,7 @@ func changesPlain(cl call) plainRead {
 			// place: no records, no checkpoint's bytes, and no tail.
 			same := res[2] == header && res[n-1] == header
 			next := 3
-			take := func(asked bool) any {
+			take := func(asked bool) string {
 				if !asked {
 					return ""
 				}
@@ -259,22 +180,22 @@ func changesPlain(cl call) plainRead {
 				b, _ := res[next-1].(string)
 				return b
 			}
-			var records, heldBytes, tail any
+			// A user that may not run scripts may not run INFO either:
+			// the replication ID is "".
+			l := logRead{epoch: logEpoch, base: base, end: last}
 			if r := take(covered && upto > pos); covered && same {
-				records = r
+				l.records = append(make([]byte, 0, len(r)), r...) // not nil: the log holds the position
 			}
 			if b := take(held && nheld > 0); held && same {
-				heldBytes = b
+				l.held = &b
 			}
-			tail = take((!held || upto > check) && upto > max(base, upto-ntail))
-			if !same {
-				tail = ""
+			if t := take((!held || upto > check) && upto > max(base, upto-ntail)); same {
+				l.tail = t
 			}
-			reply := []any{"", logEpoch, base, last, records, heldBytes, tail}
 			if ranged {
-				reply = append(reply, res[n-4])
+				l.bitmap, _ = res[n-4].(string)
 			}
-			return reply, nil
+			return l.reply(ranged), nil
 		},
 	}
 }

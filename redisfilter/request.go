@@ -8,24 +8,19 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
-// A request is what one step of a batch sends to one shard: for a put, a
-// transaction of guard.lua, one BITFIELD and unguard.lua; for a read, one
-// BITFIELD_RO per generation between two reads of the config and the
-// lengths, which check that the bits read are the filter's.
+// A request is what one step of a batch sends to one shard, and the bits it
+// sends: for a put, a transaction of guard.lua, one BITFIELD and
+// unguard.lua; for a read, one BITFIELD_RO per generation between two reads
+// of the config and the lengths, which check that the bits read are the
+// filter's.
 type request struct {
+	*wire.Request
 	shard *shard
 	bits  []bit // the bits of its BITFIELDs, in order
-	tx    bool  // sent within MULTI and EXEC
-	cmds  [][]any
-	res   []any // each command's reply: a value, nil for a nil reply, or a redis.Error
-	err   error // an error that left no replies
-	// replica is set if a replica answered.
-	replica bool
-	// unconfirmed wraps ErrNotReplicated for a write that WithWait asks
-	// to confirm and WAIT did not.
-	unconfirmed error
 }
 
 // The words of a BITFIELD, boxed once: a string put in an interface
@@ -55,8 +50,8 @@ func guardToken() string {
 }
 
 // newRequest returns the request that puts or tests bits, of shard s.
-func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
-	r := &request{shard: s, bits: bits}
+func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) request {
+	r := request{Request: &wire.Request{Key: s.key}, shard: s, bits: bits}
 	bitfield := func(cmd, key string, set bool) []any {
 		op := bitfieldGet
 		if set {
@@ -88,10 +83,10 @@ func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
 			keys = []any{4, s.cfgKey, key, s.holdKey, s.gensKey}
 			args = []any{c.cfg, s.nbytes(), token, b.expireAt, b.now, b.period, b.generations}
 		}
-		guard := append(append([]any{"EVAL", guardScript.text}, keys...), args...)
-		unguard := []any{"EVAL", unguardScript.text, 2, key, s.holdKey, token}
-		r.tx = true
-		r.cmds = [][]any{guard, bitfield("BITFIELD", key, true), unguard}
+		guard := append(append([]any{"EVAL", guardScript.Text()}, keys...), args...)
+		unguard := []any{"EVAL", unguardScript.Text(), 2, key, s.holdKey, token}
+		r.Tx = true
+		r.Cmds = [][]any{guard, bitfield("BITFIELD", key, true), unguard}
 		return r
 	}
 	keys := []string{s.key}
@@ -104,19 +99,19 @@ func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
 	// The config and the lengths are read before and after the bits: a
 	// filter's identity never comes back once changed and bits are never
 	// cleared, so if both agree the bits are the filter's.
-	r.cmds = append(r.cmds, []any{"GET", s.cfgKey})
+	r.Cmds = append(r.Cmds, []any{"GET", s.cfgKey})
 	for _, k := range keys {
-		r.cmds = append(r.cmds, []any{"STRLEN", k})
+		r.Cmds = append(r.Cmds, []any{"STRLEN", k})
 		if b.windowed {
-			r.cmds = append(r.cmds, []any{"ZSCORE", s.gensKey, k})
+			r.Cmds = append(r.Cmds, []any{"ZSCORE", s.gensKey, k})
 		}
 	}
 	for _, k := range keys {
-		r.cmds = append(r.cmds, bitfield("BITFIELD_RO", k, false))
+		r.Cmds = append(r.Cmds, bitfield("BITFIELD_RO", k, false))
 	}
-	r.cmds = append(r.cmds, []any{"GET", s.cfgKey})
+	r.Cmds = append(r.Cmds, []any{"GET", s.cfgKey})
 	for _, k := range keys {
-		r.cmds = append(r.cmds, []any{"STRLEN", k})
+		r.Cmds = append(r.Cmds, []any{"STRLEN", k})
 	}
 	return r
 }
@@ -126,14 +121,14 @@ func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
 // has a bit not set, per generation. For a read it first checks, in Go,
 // what check_config and check_bitmap in lua/lib.lua check, and records
 // nothing if they fail; with a nil a, it only checks.
-func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
-	if r.err != nil {
-		return r.err
+func (c *core[T]) readReplies(r request, b *batch, a *answers) error {
+	if r.Err != nil {
+		return r.Err
 	}
-	for i, res := range r.res {
+	for i, res := range r.Res {
 		if err, ok := res.(error); ok {
 			// A read's command on a key of another type: name the key.
-			if key, _ := r.cmds[i][1].(string); !r.tx && strings.HasPrefix(err.Error(), "WRONGTYPE") {
+			if key, _ := r.Cmds[i][1].(string); !r.Tx && strings.HasPrefix(err.Error(), "WRONGTYPE") {
 				return problem{kind: wrongType, key: key, detail: err.Error()}
 			}
 			return err
@@ -147,7 +142,7 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 		return v, nil
 	}
 	if b.put {
-		old, err := bits(r.res[1])
+		old, err := bits(r.Res[1])
 		if err != nil || a == nil {
 			return err
 		}
@@ -156,14 +151,14 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 				a.changed[bt.value] = true
 			}
 		}
-		return r.unconfirmed
+		return r.Unconfirmed
 	}
 	ngens, per := 1, 1 // per: commands per key before the bits
 	if b.windowed {
 		ngens, per = len(b.gens), 2
 	}
 	after := 1 + (per+1)*ngens // the second GET
-	if err := checkConfigs(r.shard.cfgKey, c.cfg, r.res[0], r.res[after]); err != nil {
+	if err := checkConfigs(r.shard.cfgKey, c.cfg, r.Res[0], r.Res[after]); err != nil {
 		return err
 	}
 	want := r.shard.nbytes()
@@ -173,10 +168,10 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 		if b.windowed {
 			key = r.shard.genKey(b.gens[g])
 		}
-		before, _ := r.res[1+per*g].(int64)
-		later, _ := r.res[after+1+g].(int64)
+		before, _ := r.Res[1+per*g].(int64)
+		later, _ := r.Res[after+1+g].(int64)
 		switch {
-		case before == want && later == want && b.windowed && r.res[2+per*g] == nil:
+		case before == want && later == want && b.windowed && r.Res[2+per*g] == nil:
 			return problem{kind: foreign, key: key, detail: fmt.Sprintf("holds a string of %d bytes that the window did not record", want)}
 		case before == want && later == want:
 			created[g] = true
@@ -186,7 +181,7 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 		case !b.windowed:
 			return problem{kind: noBitmap, key: key}
 		}
-		if expires := r.res[2+per*g]; expires != nil && parseMillis(expires) > b.now {
+		if expires := r.Res[2+per*g]; expires != nil && parseMillis(expires) > b.now {
 			return problem{kind: noGeneration, key: key}
 		}
 		// A generation not created in this shard, or expired: none of
@@ -202,7 +197,7 @@ func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 			}
 			continue
 		}
-		v, err := bits(r.res[1+per*ngens+g])
+		v, err := bits(r.Res[1+per*ngens+g])
 		if err != nil {
 			return err
 		}

@@ -2,13 +2,10 @@ package redisfilter
 
 import (
 	"context"
-	"crypto/sha1"
 	"embed"
-	"encoding/hex"
-	"errors"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // The scripts are in lua/, each naming its KEYS and ARGV at the top. Each
@@ -25,31 +22,28 @@ var luaFiles embed.FS
 var (
 	guardScript   = loadScript("guard", "lib", "log")
 	unguardScript = loadScript("unguard", "lib")
-	readScript    = withPlain(loadScript("read", "lib"), readPlain)
+	readScript    = loadPlain("read", readPlain, "lib")
 	mergeScript   = loadScript("merge", "lib", "log")
-	inspectScript = withPlain(loadScript("inspect", "lib", "log"), inspectPlain)
+	inspectScript = loadPlain("inspect", inspectPlain, "lib", "log")
 	claimScript   = loadScript("claim", "lib")
 	createScript  = loadScript("create", "lib", "log")
-	changesScript = withPlain(loadScript("changes", "lib", "log"), changesPlain)
+	changesScript = loadPlain("changes", changesPlain, "lib", "log")
 	pushScript    = loadScript("push", "lib", "log")
 	deleteScript  = loadScript("delete", "lib", "log")
 )
-
-// A script is one of lua/, as it is sent to Redis.
-type script struct {
-	text     string
-	sha      string // its SHA-1, in hex, for EVALSHA
-	readOnly bool   // flags=no-writes: sent with EVALSHA_RO and EVAL_RO
-	// plain, if not nil, does what the script does with plain read
-	// commands, for a user that may not run scripts (see plain.go).
-	plain func(call) plainRead
-}
 
 // loadScript returns lua/name.lua, after its first line the functions of
 // the libraries libs (lua/lib.lua, lua/log.lua), without its comment lines,
 // blank lines and indentation, which Redis would hash and parse at every
 // EVAL.
-func loadScript(name string, libs ...string) script {
+func loadScript(name string, libs ...string) wire.Script {
+	return loadPlain(name, nil, libs...)
+}
+
+// loadPlain returns lua/name.lua as loadScript does, with plain, what it
+// does in plain read commands, for a user that may not run scripts (see
+// plain.go).
+func loadPlain(name string, plain func(wire.Call) wire.Plain, libs ...string) wire.Script {
 	src := luaSource(name)
 	shebang, body, _ := strings.Cut(src, "\n")
 	for i := len(libs) - 1; i >= 0; i-- {
@@ -62,9 +56,7 @@ func loadScript(name string, libs ...string) script {
 			b.WriteString(t)
 		}
 	}
-	text := b.String()
-	sha := sha1.Sum([]byte(text))
-	return script{text: text, sha: hex.EncodeToString(sha[:]), readOnly: strings.Contains(shebang, "flags=no-writes")}
+	return wire.NewScript(b.String(), plain)
 }
 
 // luaSource returns the text of lua/name.lua.
@@ -84,77 +76,12 @@ type call struct {
 	args  []any
 }
 
-// A reply is what a call of a script returned.
-type reply struct {
-	val     any // nil for Lua's false
-	err     error
-	replica bool // a replica may have answered
-}
-
-// command returns the command that runs s for cl: by its SHA-1, or by its
-// text if text is set, with the _RO commands if s only reads.
-func (s script) command(text bool, cl call) []any {
-	name, body := "EVALSHA", s.sha
-	if text {
-		name, body = "EVAL", s.text
-	}
-	if s.readOnly {
-		name += "_RO"
-	}
-	args := make([]any, 0, 3+len(cl.keys)+len(cl.args))
-	args = append(args, name, body, len(cl.keys))
-	for _, k := range cl.keys {
-		args = append(args, k)
-	}
-	return append(args, cl.args...)
-}
-
-// runScript runs s once per call, each on its shard's node as rt says (see
-// send), and returns each call's reply. Scripts are run by their SHA-1; a
-// server that does not know it (after a restart, or SCRIPT FLUSH) gets the
-// calls that failed sent again with the script's text, which is safe
-// because none of them ran.
-func (c *core[T]) runScript(ctx context.Context, s script, rt route, calls []call) []reply {
-	reqs := make([]*request, len(calls))
+// runScript runs s once per call, each on its shard's node as rt says, and
+// returns each call's reply (see [wire.Wire.Run]).
+func (c *core[T]) runScript(ctx context.Context, s wire.Script, rt wire.Route, calls []call) []wire.Reply {
+	wcalls := make([]wire.Call, len(calls))
 	for i, cl := range calls {
-		reqs[i] = &request{shard: cl.shard, cmds: [][]any{s.command(false, cl)}}
+		wcalls[i] = wire.Call{Keys: cl.keys, Args: cl.args}
 	}
-	failed := func(r *request) error {
-		if r.err != nil {
-			return r.err
-		}
-		if err, ok := r.res[0].(error); ok {
-			return err
-		}
-		return nil
-	}
-	c.sendChecked(ctx, reqs, rt, failed)
-	var again []*request
-	for i, r := range reqs {
-		if noScript(failed(r)) {
-			r.res, r.err, r.cmds = nil, nil, [][]any{s.command(true, calls[i])}
-			again = append(again, r)
-		}
-	}
-	if len(again) > 0 {
-		c.sendChecked(ctx, again, rt, failed)
-	}
-	if s.plain != nil {
-		c.sendPlain(ctx, s, rt, calls, reqs, failed)
-	}
-	replies := make([]reply, len(reqs))
-	for i, r := range reqs {
-		if err := failed(r); err != nil {
-			replies[i].err = err
-			continue
-		}
-		replies[i] = reply{val: r.res[0], err: r.unconfirmed, replica: r.replica}
-	}
-	return replies
-}
-
-// noScript reports whether err says that the server does not know a
-// script's SHA-1.
-func noScript(err error) bool {
-	return err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT"))
+	return c.wire.Run(ctx, s, rt, wcalls)
 }

@@ -13,9 +13,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
-var allScripts = map[string]script{
+var allScripts = map[string]wire.Script{
 	"guard": guardScript, "unguard": unguardScript, "read": readScript,
 	"merge": mergeScript, "inspect": inspectScript, "claim": claimScript,
 	"create": createScript, "changes": changesScript, "push": pushScript,
@@ -39,18 +41,18 @@ func TestScriptsAll(t *testing.T) {
 func TestScriptText(t *testing.T) {
 	for name, s := range allScripts {
 		src := luaSource(name)
-		assert.True(t, strings.HasPrefix(s.text, strings.SplitN(src, "\n", 2)[0]+"\n"), "%s starts with its shebang", name)
-		assert.Equal(t, strings.HasPrefix(src, "#!lua flags=no-writes\n"), s.readOnly, name)
-		for line := range strings.Lines(s.text) {
+		assert.True(t, strings.HasPrefix(s.Text(), strings.SplitN(src, "\n", 2)[0]+"\n"), "%s starts with its shebang", name)
+		assert.Equal(t, strings.HasPrefix(src, "#!lua flags=no-writes\n"), s.ReadOnly(), name)
+		for line := range strings.Lines(s.Text()) {
 			assert.False(t, strings.HasPrefix(strings.TrimSpace(line), "--"), "%s sends a comment: %q", name, line)
 		}
 		assert.Contains(t, src, "-- KEYS", "%s names its KEYS at the top", name)
 		if regexp.MustCompile(`check_\w+\(|problem\(|foreign\(|HOLD|GENS_MARK`).MatchString(src) {
-			assert.Contains(t, s.text, "local function check_config(", "%s has lib.lua's functions", name)
+			assert.Contains(t, s.Text(), "local function check_config(", "%s has lib.lua's functions", name)
 		}
-		assert.NotContains(t, s.text, "'TIME'", "%s calls TIME, which ACL categories leave out", name)
+		assert.NotContains(t, s.Text(), "'TIME'", "%s calls TIME, which ACL categories leave out", name)
 		if regexp.MustCompile(`(read|append|reset)_log\(|log_bytes\(|set_bits\(`).MatchString(src) {
-			assert.Contains(t, s.text, "local function append_log(", "%s has log.lua's functions", name)
+			assert.Contains(t, s.Text(), "local function append_log(", "%s has log.lua's functions", name)
 		}
 	}
 }
@@ -96,8 +98,36 @@ func TestScriptsCompile(t *testing.T) {
 	}
 	for name, s := range allScripts {
 		cmd := exec.Command(luac, "-p", "-")
-		cmd.Stdin = strings.NewReader(s.text)
+		cmd.Stdin = strings.NewReader(s.Text())
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s: %s", name, out)
 	}
+}
+
+// TestScriptReplies checks that the replies of changes.lua and push.lua have
+// as many fields as logproto.go reads: the count of each return statement
+// that builds a table, at the top level of its braces.
+func TestScriptReplies(t *testing.T) {
+	fields := func(name string) []int {
+		var counts []int
+		for _, m := range regexp.MustCompile(`(?m)^\s*return (\{.*\})\s*$`).FindAllStringSubmatch(luaSource(name), -1) {
+			n, depth := 1, 0
+			for _, r := range m[1] {
+				switch r {
+				case '{', '(':
+					depth++
+				case '}', ')':
+					depth--
+				case ',':
+					if depth == 1 {
+						n++
+					}
+				}
+			}
+			counts = append(counts, n)
+		}
+		return counts
+	}
+	assert.ElementsMatch(t, []int{changesFields, changesFields + 1}, fields("changes"), "changes.lua's replies, without and with a range")
+	assert.Equal(t, []int{pushFields}, fields("push"), "push.lua's reply")
 }

@@ -42,7 +42,7 @@ func ExampleHybridStats_String() {
 		Syncs: 12, FullPushes: 1, Sent: 6705, Received: 712,
 	}
 	fmt.Println(stats)
-	failed := redisfilter.SyncStats{FullPush: true, FullPushReason: "overflow", Err: errors.New("connection refused")}
+	failed := redisfilter.SyncStats{FullPush: true, FullPushReason: redisfilter.FullPushOverflow, Err: errors.New("connection refused")}
 	fmt.Println(failed)
 	// Output:
 	// 12 syncs, 1 full push, 0 shards pulled whole, 6705 bytes sent, 712 received; last: sync delta: 1205 bytes sent, 96 received, 3 values pushed, 0 bits pulled, 0 shards pulled whole, in 2ms, 5s stale

@@ -2,7 +2,6 @@ package redisfilter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mitzbloom/mitzbloom/redisfilter/internal/wire"
 )
 
 // maxGenerations bounds the bitmaps MightContain tests each value in.
@@ -198,23 +199,24 @@ func (w *Windowed[T]) Strategy() strategy.Strategy { return w.c.strategy }
 // wrapping [ErrLost] until the window is opened again. A generation that
 // another process creates while Delete runs may be left behind, to expire.
 func (w *Windowed[T]) Delete(ctx context.Context) error {
-	pipe := w.c.rdb.Pipeline()
-	gens := make([]*redis.ZSliceCmd, len(w.c.shards))
+	reqs := make([]*wire.Request, len(w.c.shards))
 	for i, s := range w.c.shards {
-		gens[i] = pipe.ZRangeWithScores(ctx, s.gensKey, 0, -1)
+		reqs[i] = &wire.Request{Key: s.gensKey, Cmds: [][]any{{"ZRANGE", s.gensKey, 0, -1}}}
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		// A record of another type is named by delete.lua, which leaves it.
-		var rerr redis.Error
-		if !errors.As(err, &rerr) || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
-			return w.c.wrap(ctx, "delete", err)
+	w.c.wire.Send(ctx, reqs, wire.Master, nil)
+	for _, r := range reqs {
+		// A record of another type is named by delete.lua, which leaves
+		// it: its error reply is in r.Res.
+		if r.Err != nil {
+			return w.c.wrap(ctx, "delete", r.Err)
 		}
 	}
 	return w.c.delete(ctx, func(i int) call {
 		s := &w.c.shards[i]
 		keys := []string{s.cfgKey, s.gensKey, s.holdKey}
-		for _, z := range gens[i].Val() {
-			if m, _ := z.Member.(string); strings.HasPrefix(m, "{"+s.tag+"}:") {
+		members, _ := reqs[i].Res[0].([]any)
+		for _, z := range members {
+			if m, _ := z.(string); strings.HasPrefix(m, "{"+s.tag+"}:") {
 				keys = append(keys, m)
 			}
 		}

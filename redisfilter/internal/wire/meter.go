@@ -1,18 +1,38 @@
-package redisfilter
+package wire
 
 import (
+	"context"
 	"strconv"
 	"sync/atomic"
 )
 
-// A byteMeter counts the bytes of the commands a core sends and the replies
-// it receives, as the Redis protocol encodes them, for a Hybrid's stats.
-type byteMeter struct {
+// A Meter counts the bytes of the commands a call sends and the replies it
+// receives, as the Redis protocol encodes them, for a Hybrid's stats.
+type Meter struct {
 	sent, received atomic.Int64
 }
 
+// Sent and Received return the bytes counted each way.
+func (m *Meter) Sent() int64     { return m.sent.Load() }
+func (m *Meter) Received() int64 { return m.received.Load() }
+
+type meterKey struct{}
+
+// WithMeter returns a context of ctx whose calls m counts: a meter goes
+// with the call that it measures, not with the Wire, which other calls
+// share.
+func WithMeter(ctx context.Context, m *Meter) context.Context {
+	return context.WithValue(ctx, meterKey{}, m)
+}
+
+// meterOf returns the meter of ctx, or nil.
+func meterOf(ctx context.Context) *Meter {
+	m, _ := ctx.Value(meterKey{}).(*Meter)
+	return m
+}
+
 // send adds the command args to m.
-func (m *byteMeter) send(args []any) {
+func (m *Meter) send(args []any) {
 	if m == nil {
 		return
 	}
@@ -24,7 +44,7 @@ func (m *byteMeter) send(args []any) {
 }
 
 // receive adds a reply, or an error reply err, to m.
-func (m *byteMeter) receive(reply any, err error) {
+func (m *Meter) receive(reply any, err error) {
 	if m == nil {
 		return
 	}

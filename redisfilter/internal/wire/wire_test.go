@@ -1,4 +1,4 @@
-package redisfilter
+package wire
 
 import (
 	"errors"
@@ -6,6 +6,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 )
+
+// replyError is an error reply as go-redis returns it.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+func (replyError) RedisError() {}
 
 func TestRedirected(t *testing.T) {
 	for _, msg := range []string{
@@ -17,9 +24,9 @@ func TestRedirected(t *testing.T) {
 		"READONLY You can't write against a read only replica.",
 		"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
 	} {
-		assert.True(t, redirected(replyError(msg)), msg)
+		assert.True(t, Redirected(replyError(msg)), msg)
 	}
 	for _, msg := range []string{"ERR unknown", "OOM command not allowed", "MOVEDX 1", "NOPERM", "i/o timeout"} {
-		assert.False(t, redirected(errors.New(msg)), msg)
+		assert.False(t, Redirected(errors.New(msg)), msg)
 	}
 }
