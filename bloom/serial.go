@@ -72,7 +72,9 @@ func (f *Filter[T]) WriteTo(w io.Writer) (int64, error) {
 	return written, nil
 }
 
-// MarshalBinary returns the bytes WriteTo would write.
+// MarshalBinary returns the bytes WriteTo would write. A filter of 32 MiB
+// or more is encoded by up to GOMAXPROCS goroutines at once, since the first
+// writes to the new memory are most of the time it takes.
 func (f *Filter[T]) MarshalBinary() ([]byte, error) {
 	if err := f.usable("MarshalBinary"); err != nil {
 		return nil, err

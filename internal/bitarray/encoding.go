@@ -3,6 +3,8 @@ package bitarray
 import (
 	"encoding/binary"
 	"math/bits"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -110,8 +112,38 @@ func decodeChunk(dst []uint64, src []byte) {
 // Encode writes the words of a from word from on into dst, 8 bytes each,
 // big-endian, as many as dst holds: len(dst)/8 words, which must lie within
 // a. Each word is read atomically, so concurrent Sets may or may not show.
+//
+// Encode splits a dst of 32 MiB or more among up to GOMAXPROCS goroutines:
+// a dst that nothing has touched yet, as MarshalBinary's, costs a page fault
+// per page on first write, most of the time of its encoding, and the faults
+// of different threads are served in parallel.
 func (a *Array) Encode(dst []byte, from int) {
 	w := a.words[from : from+len(dst)/8]
+	if p := min(runtime.GOMAXPROCS(0), len(w)/parallelWords); p > 1 {
+		encodeParallel(dst, w, p)
+		return
+	}
+	encodeWords(dst, w)
+}
+
+// parallelWords is the least number of words each goroutine of a parallel
+// Encode takes, 16 MiB: enough that starting it costs nothing beside them.
+const parallelWords = 2 << 20
+
+func encodeParallel(dst []byte, w []uint64, p int) {
+	var wg sync.WaitGroup
+	part := (len(w) + p - 1) / p
+	for len(w) > 0 {
+		n := min(part, len(w))
+		d, s := dst[:8*n], w[:n]
+		wg.Add(1)
+		go func() { defer wg.Done(); encodeWords(d, s) }()
+		dst, w = dst[8*n:], w[n:]
+	}
+	wg.Wait()
+}
+
+func encodeWords(dst []byte, w []uint64) {
 	for len(w) > 0 {
 		n := min(len(w), chunkWords)
 		encodeChunk(dst[:8*n], w[:n])

@@ -1,10 +1,12 @@
 package bitarray
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -56,6 +58,31 @@ func TestEncodeDecode(t *testing.T) {
 		assert.Equal(t, a.Words(), w, "FromBigEndian of the bytes read into WordBytes")
 	}
 	assert.Nil(t, WordBytes(nil))
+}
+
+// TestEncodeParallel checks that an Encode large enough to be split among
+// goroutines writes what encoding/binary does, split in parts of every
+// remainder, and that the split itself covers every word for any number of
+// parts, even more parts than words.
+func TestEncodeParallel(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	a := randomArray(3*parallelWords+5, 2)
+	want := naiveEncode(a)
+	for _, from := range []int{0, 1, parallelWords + 3} {
+		dst := make([]byte, 1+len(want)-8*from)
+		a.Encode(dst[1:], from)
+		require.True(t, bytes.Equal(want[8*from:], dst[1:]), "Encode of %d words from %d in parallel", a.WordCount()-from, from)
+	}
+
+	for _, words := range []int{1, 2, 7, 64, 100} {
+		a := randomArray(words, 3)
+		want := naiveEncode(a)
+		for p := 2; p <= 9; p++ {
+			dst := make([]byte, len(want))
+			encodeParallel(dst, a.Words(), p)
+			require.Equal(t, want, dst, "%d words in %d parts", words, p)
+		}
+	}
 }
 
 // TestEncoded checks that an Encoded view of an array's encoding, at any
