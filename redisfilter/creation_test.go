@@ -19,6 +19,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
@@ -41,6 +42,8 @@ func (h *cancelAfter) count() {
 	if h.sent.Add(1) == h.n {
 		h.cancel()
 	}
+	// A slow client, whose every command takes delay longer: a duration
+	// is what it stands for.
 	time.Sleep(h.delay)
 }
 
@@ -134,18 +137,15 @@ func TestOpenCreatorKilled(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill() })
 		// Kill it once it has claimed the filter and created a shard.
 		first := "{" + name + "}:config"
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			require.True(t, time.Now().Before(deadline), "the creator made no shard in 30 s")
-			claim, _ := rdb.Get(ctx, first).Result()
-			if strings.HasPrefix(claim, "creating ") && len(keysMatching(t, rdb, "{"+name+"#*}:config")) > 2 {
-				break
-			}
+		redistest.WaitFor(t, "the creator to claim the filter and make shards", 30*time.Second, func() (bool, error) {
 			select {
 			case err := <-done:
 				t.Fatalf("the creator ended before it was killed: %v", err)
 			default:
 			}
-		}
+			claim, err := rdb.Get(ctx, first).Result()
+			return strings.HasPrefix(claim, "creating ") && len(keysMatching(t, rdb, "{"+name+"#*}:config")) > 2, err
+		})
 		require.NoError(t, cmd.Process.Kill())
 		<-done
 		assertUsable(ctx, t, rdb, name, creatorValues, redisfilter.WithShardBytes(creatorShardBytes))
