@@ -44,23 +44,9 @@ func startRedis(t *testing.T) (*redistest.Server, *redis.Client) {
 // hang, and a minute is longer than any busy machine delays one.
 func gatherReturns(t *testing.T, c prometheus.Collector) samples {
 	t.Helper()
-	type result struct {
-		s   samples
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		s, err := gatherOnce(c)
-		done <- result{s, err}
-	}()
-	select {
-	case r := <-done:
-		require.NoError(t, r.err)
-		return r.s
-	case <-time.After(time.Minute):
-		t.Fatal("a scrape has not returned in a minute")
-		return nil
-	}
+	s, err := redistest.Returns(t, time.Minute, func() (samples, error) { return gatherOnce(c) })
+	require.NoError(t, err)
+	return s
 }
 
 func testContext(t *testing.T) context.Context {

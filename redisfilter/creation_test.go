@@ -23,9 +23,16 @@ import (
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
-// recoverWithin bounds how long an Open takes to finish or start over a
-// creation that another abandoned: the claim's lease, 5 s, and the creation.
-const recoverWithin = 15 * time.Second
+// An Open that finds a claim takes the creation over once it has seen the
+// claim unchanged for claimLease. recoverWithin bounds how long an Open
+// takes to finish or start over a creation that another abandoned: the
+// lease, and the creation. These bounds are not of speed: an Open that
+// waited for a creation nobody makes waits at least the lease, and one
+// that never took over would wait for ever.
+const (
+	claimLease    = 5 * time.Second
+	recoverWithin = 3 * claimLease
+)
 
 // cancelAfter is a go-redis hook that cancels a context when the client
 // has sent n commands or pipelines, and optionally slows every one down.
@@ -200,7 +207,7 @@ func TestLostFirstShard(t *testing.T) {
 		_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes))
 		require.ErrorIs(t, err, redisfilter.ErrLost)
 		assert.ErrorContains(t, err, "WithRecreate")
-		assert.Less(t, time.Since(start), time.Second, "Open waited for a creation")
+		assert.Less(t, time.Since(start), claimLease, "Open waited for a creation")
 		_, err = f.Snapshot(ctx)
 		assert.ErrorIs(t, err, redisfilter.ErrLost)
 

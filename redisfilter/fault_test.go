@@ -44,22 +44,7 @@ func noTimeouts(o *redis.Options) { o.ReadTimeout, o.WriteTimeout = -1, -1 }
 // not returned hangAfter past callTimeout.
 func returns[T any](t *testing.T, call func() (T, error)) (T, error) {
 	t.Helper()
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := call()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-time.After(callTimeout + hangAfter):
-		t.Fatalf("a call with a deadline %v away has not returned in %v", callTimeout, callTimeout+hangAfter)
-		panic("unreachable")
-	}
+	return redistest.Returns(t, callTimeout+hangAfter, call)
 }
 
 // sentinels are the errors of the package: every error of a call wraps one

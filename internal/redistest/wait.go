@@ -40,3 +40,29 @@ func WaitFor(t testing.TB, what string, timeout time.Duration, cond func() (bool
 		t.Fatalf("waited for %s: %v", what, err)
 	}
 }
+
+// Returns calls call and returns what it returns, and fails t if call has
+// not returned within limit: for a call that must end at its deadline on a
+// server that answers nothing, where a limit far past the deadline tells a
+// call that hangs from one that a busy machine delayed. Like t.Fatal, it
+// must be called from the goroutine that runs the test; a call that hangs
+// is left running.
+func Returns[T any](t testing.TB, limit time.Duration, call func() (T, error)) (T, error) {
+	t.Helper()
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := call()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-time.After(limit):
+		t.Fatalf("a call has not returned in %v", limit)
+		panic("unreachable")
+	}
+}
