@@ -375,7 +375,7 @@ func interopFilterCases(r *rand.Rand) []interopFilter {
 	cases = append(cases, newInteropCases(r, "bytes", funnel.Bytes, hex.EncodeToString, valueGen[[]byte]{
 		fixed: [][]byte{{}, {0}, {0xff}, []byte("0123456789abcdef"), []byte("0123456789abcdef0")},
 		random: func(r *rand.Rand) []byte {
-			return randomBytes(r, r.IntN(41))
+			return testkeys.Bytes(r, r.IntN(41))
 		},
 	})...)
 	cases = append(cases, newInteropCases(r, "string", funnel.String, hexString, texts)...)
@@ -537,14 +537,6 @@ func randomString(r *rand.Rand) string {
 	return string(rs)
 }
 
-func randomBytes(r *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
-
 // Small numbers as often as any: they are what real keys look like.
 func randomInt32(r *rand.Rand) int32 {
 	if r.IntN(2) == 0 {
@@ -588,7 +580,7 @@ func randomRecord(r *rand.Rand) golden.Record {
 		DoubleBits: int64(db),
 		String:     randomString(r),
 		Chars:      randomString(r),
-		Bytes:      hex.EncodeToString(randomBytes(r, r.IntN(9))),
+		Bytes:      hex.EncodeToString(testkeys.Bytes(r, r.IntN(9))),
 	}
 }
 

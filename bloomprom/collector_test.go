@@ -33,11 +33,19 @@ type samples map[string]float64
 // gather registers c with a new pedantic registry and gathers once.
 func gather(t *testing.T, c prometheus.Collector) samples {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(c))
-	mfs, err := reg.Gather()
+	s, err := gatherOnce(c)
 	require.NoError(t, err)
-	return samplesOf(mfs)
+	return s
+}
+
+// gatherOnce registers c on a registry of its own and gathers it.
+func gatherOnce(c prometheus.Collector) (samples, error) {
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		return nil, err
+	}
+	mfs, err := reg.Gather()
+	return samplesOf(mfs), err
 }
 
 func samplesOf(mfs []*dto.MetricFamily) samples {

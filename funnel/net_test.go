@@ -14,6 +14,7 @@ import (
 	"github.com/mitzbloom/mitzbloom/funnel"
 	"github.com/mitzbloom/mitzbloom/internal/race"
 	"github.com/mitzbloom/mitzbloom/internal/sinkbuf"
+	"github.com/mitzbloom/mitzbloom/internal/testkeys"
 	"github.com/mitzbloom/mitzbloom/strategy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -252,7 +253,7 @@ func TestFlowTagPreventsCollision(t *testing.T) {
 		flow := Flow{
 			Proto: uint8(r.Uint32()),
 			Src:   netip.AddrPortFrom(src, uint16(r.Uint32())),
-			Dst:   netip.AddrPortFrom(netip.AddrFrom4([4]byte(randomBytes(r, 4))), uint16(r.Uint32())),
+			Dst:   netip.AddrPortFrom(netip.AddrFrom4([4]byte(testkeys.Bytes(r, 4))), uint16(r.Uint32())),
 		}
 		b := funnel.Append(nil, untaggedFlowFunnel, flow)
 		require.Len(t, b, 1+16+2+4+2)
@@ -330,7 +331,7 @@ func TestLoginTagPreventsCollision(t *testing.T) {
 		for i := range name {
 			name[i] = letters[r.IntN(len(letters))]
 		}
-		login := Login{string(name), netip.AddrPortFrom(netip.AddrFrom4([4]byte(randomBytes(r, 4))), uint16(r.Uint32()))}
+		login := Login{string(name), netip.AddrPortFrom(netip.AddrFrom4([4]byte(testkeys.Bytes(r, 4))), uint16(r.Uint32()))}
 		cut := len(name) - 12
 		v6 := [16]byte(append(append([]byte(nil), name[cut:]...), login.From.Addr().AsSlice()...))
 		lookalike := Login{string(name[:cut]), netip.AddrPortFrom(netip.AddrFrom16(v6), login.From.Port())}
@@ -341,12 +342,4 @@ func TestLoginTagPreventsCollision(t *testing.T) {
 		// The length alone parts them: it is the first thing fed.
 		require.NotEqual(t, tagged[:4], taggedLookalike[:4])
 	}
-}
-
-func randomBytes(r *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
@@ -19,13 +20,13 @@ import (
 // where go-redis's pipeline left every command without an error and Open
 // reported "inspect.lua answered <nil>".
 func TestWrongPassword(t *testing.T) {
-	srv := faultServer(t)
+	srv := redistest.New(t)
 	ctx := testContext(t)
-	admin := newClient(srv.addr())
+	admin := newClient(srv.Addr())
 	t.Cleanup(func() { admin.Close() })
 	require.NoError(t, admin.ConfigSet(ctx, "requirepass", "secret").Err())
 	for _, password := range []string{"wrong", ""} {
-		rdb := newClient(srv.addr(), func(o *redis.Options) { o.Password = password })
+		rdb := newClient(srv.Addr(), func(o *redis.Options) { o.Password = password })
 		t.Cleanup(func() { rdb.Close() })
 		_, err := redisfilter.Open(ctx, rdb, "fleet", funnel.String, 1000, 0.01)
 		require.ErrorIs(t, err, redisfilter.ErrNoPermission, "password %q", password)
@@ -39,7 +40,7 @@ func TestWrongPassword(t *testing.T) {
 // "context deadline exceeded" alone: the error says why the client could
 // not connect.
 func TestCannotConnect(t *testing.T) {
-	port, err := freePort()
+	port, err := redistest.FreePort()
 	require.NoError(t, err)
 	for _, client := range []redis.UniversalClient{
 		newClient("127.0.0.1:" + strconv.Itoa(port)),

@@ -19,12 +19,20 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
-// recoverWithin bounds how long an Open takes to finish or start over a
-// creation that another abandoned: the claim's lease, 5 s, and the creation.
-const recoverWithin = 15 * time.Second
+// An Open that finds a claim takes the creation over once it has seen the
+// claim unchanged for claimLease. recoverWithin bounds how long an Open
+// takes to finish or start over a creation that another abandoned: the
+// lease, and the creation. These bounds are not of speed: an Open that
+// waited for a creation nobody makes waits at least the lease, and one
+// that never took over would wait for ever.
+const (
+	claimLease    = 5 * time.Second
+	recoverWithin = 3 * claimLease
+)
 
 // cancelAfter is a go-redis hook that cancels a context when the client
 // has sent n commands or pipelines, and optionally slows every one down.
@@ -41,6 +49,8 @@ func (h *cancelAfter) count() {
 	if h.sent.Add(1) == h.n {
 		h.cancel()
 	}
+	// A slow client, whose every command takes delay longer: a duration
+	// is what it stands for.
 	time.Sleep(h.delay)
 }
 
@@ -134,18 +144,15 @@ func TestOpenCreatorKilled(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill() })
 		// Kill it once it has claimed the filter and created a shard.
 		first := "{" + name + "}:config"
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			require.True(t, time.Now().Before(deadline), "the creator made no shard in 30 s")
-			claim, _ := rdb.Get(ctx, first).Result()
-			if strings.HasPrefix(claim, "creating ") && len(keysMatching(t, rdb, "{"+name+"#*}:config")) > 2 {
-				break
-			}
+		redistest.WaitFor(t, "the creator to claim the filter and make shards", 30*time.Second, func() (bool, error) {
 			select {
 			case err := <-done:
 				t.Fatalf("the creator ended before it was killed: %v", err)
 			default:
 			}
-		}
+			claim, err := rdb.Get(ctx, first).Result()
+			return strings.HasPrefix(claim, "creating ") && len(keysMatching(t, rdb, "{"+name+"#*}:config")) > 2, err
+		})
 		require.NoError(t, cmd.Process.Kill())
 		<-done
 		assertUsable(ctx, t, rdb, name, creatorValues, redisfilter.WithShardBytes(creatorShardBytes))
@@ -200,7 +207,7 @@ func TestLostFirstShard(t *testing.T) {
 		_, err := redisfilter.Open(ctx, rdb, name, funnel.String, 300_000, 0.01, redisfilter.WithShardBytes(shardBytes))
 		require.ErrorIs(t, err, redisfilter.ErrLost)
 		assert.ErrorContains(t, err, "WithRecreate")
-		assert.Less(t, time.Since(start), time.Second, "Open waited for a creation")
+		assert.Less(t, time.Since(start), claimLease, "Open waited for a creation")
 		_, err = f.Snapshot(ctx)
 		assert.ErrorIs(t, err, redisfilter.ErrLost)
 

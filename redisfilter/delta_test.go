@@ -15,6 +15,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
@@ -126,9 +127,10 @@ func TestHybridOverflow(t *testing.T) {
 // TestHybridFleet runs 16 Hybrids over one sharded filter, each putting
 // random values and syncing on its own schedule, with change logs small
 // enough to be trimmed under them; on the cluster, the master of the first
-// shard is killed midway, a second after its replica was stopped, so that
-// the replica promoted may lack what the sockets' buffers did not hold of
-// that second's bits and log (TestHybridFailover makes sure it does). At the end,
+// shard is killed midway, once it has taken writes after its replica was
+// stopped, so that the replica promoted may lack what the sockets' buffers
+// did not hold of those bits and log (TestHybridFailover makes sure it
+// does). At the end,
 // after every Hybrid has synced twice more, every local filter equals the
 // filter in Redis, which equals a local filter of every value put, byte for
 // byte.
@@ -140,7 +142,7 @@ func TestHybridFleet(t *testing.T) {
 	})
 }
 
-func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
+func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redistest.Cluster) {
 	ctx := testContext(t)
 	const fleet = 16
 	perHybrid := 1500
@@ -189,27 +191,32 @@ func hybridFleet(t *testing.T, rdb redis.UniversalClient, cl *redisCluster) {
 		master, err := crdb.MasterForKey(ctx, "{"+filterName(t)+"}")
 		require.NoError(t, err)
 		victim, replica := masterAndReplica(ctx, t, cl, master)
-		require.NoError(t, replica.signal(syscall.SIGSTOP))
-		time.Sleep(time.Second)
-		victim.halt(syscall.SIGKILL)
-		require.NoError(t, replica.signal(syscall.SIGCONT))
-		t.Log("killed the first shard's master a second after stopping its replica")
+		require.NoError(t, replica.Signal(syscall.SIGSTOP))
+		mc := newClient(victim.Socket())
+		defer mc.Close()
+		stopped, err := replication(ctx, mc, "master_repl_offset")
+		require.NoError(t, err)
+		redistest.WaitFor(t, "writes to the master that its stopped replica lacks, or the end of the puts", time.Minute, func() (bool, error) {
+			mu.Lock()
+			ended := len(put) == fleet*perHybrid
+			mu.Unlock()
+			offset, err := replication(ctx, mc, "master_repl_offset")
+			return ended || (err == nil && offset != stopped), err
+		})
+		victim.Halt(syscall.SIGKILL)
+		require.NoError(t, replica.Signal(syscall.SIGCONT))
+		t.Log("killed the first shard's master once it took writes its stopped replica lacks")
 	}
 	wg.Wait()
 	// Every Hybrid syncs until it succeeds, twice over: the first round
 	// pushes everything, the second pulls what the first could not see.
 	for round := range 3 {
 		for i, h := range hs {
-			deadline := time.Now().Add(60 * time.Second)
-			for {
+			redistest.WaitFor(t, fmt.Sprintf("round %d: a Sync of Hybrid %d to succeed", round, i), time.Minute, func() (bool, error) {
 				err := h.Sync(ctx)
-				if err == nil {
-					break
-				}
 				untyped.note(err)
-				require.True(t, time.Now().Before(deadline), "round %d: Hybrid %d cannot sync: %v", round, i, err)
-				time.Sleep(100 * time.Millisecond)
-			}
+				return err == nil, err
+			})
 		}
 	}
 	var stats redisfilter.HybridStats

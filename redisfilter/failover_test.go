@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
@@ -80,15 +80,34 @@ func (p *hybridPuts) record(h *redisfilter.Hybrid[string], ok bool, batch []stri
 func (p *hybridPuts) syncAll(ctx context.Context, t *testing.T) {
 	t.Helper()
 	for i, h := range p.hs {
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		redistest.WaitFor(t, fmt.Sprintf("a Sync of Hybrid %d to succeed", i), time.Minute, func() (bool, error) {
 			err := h.Sync(ctx)
 			p.record(h, false, nil)
-			if err == nil {
-				break
-			}
-			require.True(t, time.Now().Before(deadline), "Hybrid %d cannot sync: %v", i, err)
-		}
+			return err == nil, err
+		})
 	}
+}
+
+// waitSyncs waits, for up to a minute, until the Hybrids have made n more
+// Syncs in the phase, that succeeded if ok is set.
+func (p *hybridPuts) waitSyncs(t *testing.T, n int, ok bool) {
+	t.Helper()
+	phase := p.phase.Load()
+	count := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		c := 0
+		for _, st := range p.syncs[phase] {
+			if !ok || st.Err == nil {
+				c++
+			}
+		}
+		return c
+	}
+	want := count() + n
+	redistest.WaitFor(t, fmt.Sprintf("%d Syncs (ok %t) in phase %d", n, ok, phase), time.Minute, func() (bool, error) {
+		return count() >= want, nil
+	})
 }
 
 func (p *hybridPuts) finish() []string {
@@ -143,15 +162,6 @@ func onOther(these []int, n int) int {
 	panic("every shard is on one master")
 }
 
-// waitMaster waits until the server of c is a master, for up to a minute.
-func waitMaster(ctx context.Context, t *testing.T, c *redis.Client) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		info, err := c.Info(ctx, "replication").Result()
-		return err == nil && strings.Contains(info, "role:master")
-	}, time.Minute, 50*time.Millisecond, "the replica was not promoted")
-}
-
 // TestHybridFailover fails over the master of a filter's first shard while
 // 8 Hybrids put and sync, twice. First with CLUSTER FAILOVER on its
 // replica, in step, which loses no write: the promoted replica has another
@@ -182,17 +192,17 @@ func TestHybridFailover(t *testing.T) {
 	require.NoError(t, err)
 	onMaster := shardsOn(ctx, t, rdb, f, master)
 	old, replica := masterAndReplica(ctx, t, cl, master)
-	oldClient, replicaClient := newClient(old.socket()), newClient(replica.socket())
+	oldClient, replicaClient := newClient(old.Socket()), newClient(replica.Socket())
 	t.Cleanup(func() { oldClient.Close(); replicaClient.Close() })
 
 	p := startPuts(ctx, hs, "failover")
-	time.Sleep(300 * time.Millisecond)
+	p.waitSyncs(t, len(hs), true)
 	p.syncAll(ctx, t)
 
 	p.phase.Store(1)
 	require.NoError(t, replicaClient.ClusterFailover(ctx).Err())
-	waitMaster(ctx, t, replicaClient)
-	time.Sleep(500 * time.Millisecond)
+	waitReplication(ctx, t, replicaClient, "role", "master")
+	waitSlotOwner(ctx, t, cl, f.Keys()[0], replica.Addr())
 	rdb.ReloadState(ctx)
 	p.syncAll(ctx, t)
 	lossless := p.summary(1)
@@ -201,24 +211,25 @@ func TestHybridFailover(t *testing.T) {
 	assert.Zero(t, lossless.fullPulls, "shards read whole through a failover without loss")
 
 	p.phase.Store(2)
-	require.NoError(t, old.signal(syscall.SIGSTOP))
+	require.NoError(t, old.Signal(syscall.SIGSTOP))
 	// The sockets' buffers would hold the master's stream for the stopped
 	// replica to read when it resumes: a small limit of the master's
 	// buffer for its replica makes it drop the replica once they are
 	// full, and what the Hybrids push after that reaches no replica.
 	require.NoError(t, replicaClient.ConfigSet(ctx, "client-output-buffer-limit", "replica 64kb 64kb 0").Err())
 	r := rand.New(rand.NewPCG(94, 95))
-	require.Eventually(t, func() bool {
+	redistest.WaitFor(t, "the master to drop its stopped replica", 30*time.Second, func() (bool, error) {
 		_ = f.PutMany(ctx, randomStrings(r, 2000))
-		info, err := replicaClient.Info(ctx, "replication").Result()
-		return err == nil && strings.Contains(info, "connected_slaves:0")
-	}, 30*time.Second, 10*time.Millisecond, "the master kept its stopped replica")
-	time.Sleep(time.Second)
+		v, err := replication(ctx, replicaClient, "connected_slaves")
+		return v == "0", err
+	})
+	// Syncs that the master took and no replica has.
+	p.waitSyncs(t, len(hs), true)
 	p.phase.Store(3)
-	replica.halt(syscall.SIGKILL)
-	require.NoError(t, old.signal(syscall.SIGCONT))
-	waitMaster(ctx, t, oldClient)
-	time.Sleep(500 * time.Millisecond)
+	replica.Halt(syscall.SIGKILL)
+	require.NoError(t, old.Signal(syscall.SIGCONT))
+	waitReplication(ctx, t, oldClient, "role", "master")
+	waitSlotOwner(ctx, t, cl, f.Keys()[0], old.Addr())
 	rdb.ReloadState(ctx)
 	for range 3 {
 		p.syncAll(ctx, t)
@@ -238,7 +249,7 @@ func TestHybridFailover(t *testing.T) {
 	require.NoError(t, err)
 	onFlushed := shardsOn(ctx, t, rdb, f, flushed)
 	require.NoError(t, flushed.FlushAll(ctx).Err())
-	time.Sleep(time.Second)
+	p.waitSyncs(t, len(hs), false)
 	put := p.finish()
 	for range 3 {
 		p.syncAll(ctx, t)

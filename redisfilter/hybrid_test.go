@@ -12,6 +12,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -239,13 +240,11 @@ func TestHybridRun(t *testing.T) {
 		})
 	}
 	hs[0].Put("from replica 0")
-	deadline := time.Now().Add(30 * time.Second)
-	for !hs[1].MightContain("from replica 0") && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	redistest.WaitFor(t, "replica 1 to see replica 0's put", 30*time.Second, func() (bool, error) {
+		return hs[1].MightContain("from replica 0"), nil
+	})
 	stop()
 	wg.Wait()
-	assert.True(t, hs[1].MightContain("from replica 0"), "replica 1 never saw replica 0's put")
 	assert.Zero(t, failures.Load())
 }
 
@@ -322,12 +321,13 @@ func TestHybridAfterSync(t *testing.T) {
 	require.NoError(t, h.Sync(ctx))
 	assert.Len(t, seen, 2, "a stopped function was called")
 
-	// Functions come and go while Syncs run; each counts only Syncs that
-	// ended while it was registered, and the last one stays.
-	var wg sync.WaitGroup
+	// Functions come and go while Syncs run; each is called for the Syncs
+	// that end while it is registered, and for no Sync that starts after
+	// it is stopped; the last one stays.
+	var syncer, changers sync.WaitGroup
 	var done atomic.Bool
 	var syncs atomic.Int64
-	wg.Go(func() {
+	syncer.Go(func() {
 		for !done.Load() {
 			if err := h.Sync(ctx); err != nil {
 				t.Errorf("Sync: %v", err)
@@ -336,24 +336,38 @@ func TestHybridAfterSync(t *testing.T) {
 			syncs.Add(1)
 		}
 	})
+	var last atomic.Int64
+	defer h.AfterSync(func(redisfilter.SyncStats) { last.Add(1) })()
+	// wait waits for cond, failing t if the Syncs do not bring it.
+	wait := func(what string, cond func() bool) bool {
+		if err := redistest.Poll(time.Minute, func() (bool, error) { return cond(), nil }); err != nil {
+			t.Errorf("waited for %s: %v", what, err)
+			return false
+		}
+		return true
+	}
 	for range 4 {
-		wg.Go(func() {
+		changers.Go(func() {
 			for range 50 {
 				var n atomic.Int64
 				stop := h.AfterSync(func(redisfilter.SyncStats) { n.Add(1) })
-				time.Sleep(time.Millisecond)
+				if !wait("a Sync to end while a function is registered", func() bool { return n.Load() > 0 }) {
+					return
+				}
 				stop()
 				after := n.Load()
-				time.Sleep(time.Millisecond)
+				// The Sync that was ending, and one that began after.
+				s := syncs.Load()
+				if !wait("two Syncs after stop", func() bool { return syncs.Load() >= s+2 }) {
+					return
+				}
 				assert.LessOrEqual(t, n.Load()-after, int64(1), "calls after stop returned, beyond the Sync that was ending")
 			}
 		})
 	}
-	var last atomic.Int64
-	defer h.AfterSync(func(redisfilter.SyncStats) { last.Add(1) })()
-	time.Sleep(20 * time.Millisecond)
+	changers.Wait()
 	done.Store(true)
-	wg.Wait()
+	syncer.Wait()
 	before := last.Load()
 	require.NoError(t, h.Sync(ctx))
 	assert.Equal(t, before+1, last.Load())

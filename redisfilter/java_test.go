@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 )
 
 // guavaJar is the Guava jar the Java side of the tests runs against:
@@ -37,7 +39,7 @@ func runGuava(ctx context.Context, t *testing.T, src, main string, args ...strin
 	}
 	if err != nil {
 		const install = "the Debian packages openjdk-17-jdk-headless and libguava-java (or GUAVA_JAR)"
-		if isCI() {
+		if redistest.IsCI() {
 			t.Fatalf("Java interop test cannot run in CI: %v; .ci/run installs %s", err, install)
 		}
 		t.Skipf("skipping the Java interop test: %v; to run it, install %s", err, install)

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strings"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
@@ -62,21 +64,19 @@ func TestHybridReplicaLag(t *testing.T) {
 // ends, once every replica is online and in step.
 func clusterWithReplicas(ctx context.Context, t *testing.T, replicas int, opts ...func(*redis.ClusterOptions)) *redis.ClusterClient {
 	t.Helper()
-	requireRedisServer(t)
-	cl, err := startCluster(3, replicas)
-	require.NoError(t, err)
-	t.Cleanup(cl.stop)
-	rdb := newClusterClient(cl.addrs(), opts...)
+	cl := redistest.NewCluster(t, 3, replicas)
+	rdb := newClusterClient(cl.Addrs(), opts...)
 	t.Cleanup(func() { rdb.Close() })
-	want := fmt.Sprintf("connected_slaves:%d", replicas)
-	require.Eventually(t, func() bool {
-		return rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-			if info, err := node.Info(ctx, "replication").Result(); err != nil || !strings.Contains(info, want) {
-				return fmt.Errorf("%s: not %s yet", node, want)
+	want := strconv.Itoa(replicas)
+	redistest.WaitFor(t, "connected_slaves:"+want+" on every master", 30*time.Second, func() (bool, error) {
+		err := rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			if v, err := replication(ctx, node, "connected_slaves"); err != nil || v != want {
+				return fmt.Errorf("%s: connected_slaves:%s (%v)", node, v, err)
 			}
 			return nil
-		}) == nil
-	}, 30*time.Second, 200*time.Millisecond, "the cluster's replicas")
+		})
+		return err == nil, err
+	})
 	waitReplicas(ctx, t, rdb)
 	return rdb
 }
@@ -87,6 +87,7 @@ func hybridsUnderLag(ctx context.Context, t *testing.T, rdb *redis.ClusterClient
 	var (
 		mu      sync.Mutex
 		acked   []string // values whose Hybrid's Sync returned nil after their Put
+		syncs   atomic.Int64
 		wg      sync.WaitGroup
 		untyped errorTally
 	)
@@ -108,27 +109,43 @@ func hybridsUnderLag(ctx context.Context, t *testing.T, rdb *redis.ClusterClient
 				sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 				err := h.Sync(sctx)
 				cancel()
+				syncs.Add(1)
 				untyped.note(err)
 				if err == nil {
 					mu.Lock()
 					acked = append(acked, batch...)
 					mu.Unlock()
 				}
+				// Each Hybrid on a schedule of its own: a pause of the
+				// load's, not a wait for anything.
 				time.Sleep(time.Duration(r.IntN(20)) * time.Millisecond)
 			}
 		})
 	}
 	// The puts end while the replicas are held, and the Syncs after, which
 	// read whole no shard whose log still holds their position, after the
-	// replicas caught up.
-	time.Sleep(300 * time.Millisecond)
+	// replicas caught up. The pause ends at CLIENT UNPAUSE, or in a minute
+	// should the test end first.
+	waitCount := func(what string, n int64) {
+		want := syncs.Load() + n
+		redistest.WaitFor(t, what, time.Minute, func() (bool, error) { return syncs.Load() >= want, nil })
+	}
+	waitCount("the Hybrids' first Syncs", 3*fleet)
+	unpause := func() error {
+		return rdb.ForEachSlave(ctx, func(ctx context.Context, node *redis.Client) error {
+			return node.Do(ctx, "CLIENT", "UNPAUSE").Err()
+		})
+	}
+	t.Cleanup(func() { unpause() })
 	require.NoError(t, rdb.ForEachSlave(ctx, func(ctx context.Context, node *redis.Client) error {
-		return node.Do(ctx, "CLIENT", "PAUSE", 2000, "WRITE").Err()
+		return node.Do(ctx, "CLIENT", "PAUSE", 60_000, "WRITE").Err()
 	}))
-	time.Sleep(1200 * time.Millisecond)
+	// As many as a second's, on a quiet machine: enough for the logs to
+	// be trimmed.
+	waitCount("Syncs while the replicas are held", 40*fleet)
 	close(stop)
 	wg.Wait()
-	time.Sleep(time.Second)
+	require.NoError(t, unpause())
 	replicated(ctx, t, rdb, replicas)
 	for round := range 3 {
 		for i, h := range hs {

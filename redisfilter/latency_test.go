@@ -14,6 +14,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
@@ -28,24 +29,19 @@ import (
 // reports the most the Go heap held beyond what it held before, and what
 // was allocated in all, as multiples of the filter's size.
 func BenchmarkBigFilterStall(b *testing.B) {
-	requireRedisServer(b)
 	b.Run("single", func(b *testing.B) {
-		srv, err := startRedis(false)
-		require.NoError(b, err)
-		b.Cleanup(srv.stop)
-		rdb := newClient(srv.addr())
+		srv := redistest.New(b)
+		rdb := newClient(srv.Addr())
 		b.Cleanup(func() { rdb.Close() })
-		bigFilterStall(b, rdb, []*redis.Client{rdb}, newClient(srv.addr()))
+		bigFilterStall(b, rdb, []*redis.Client{rdb}, newClient(srv.Addr()))
 	})
 	b.Run("cluster", func(b *testing.B) {
-		cl, err := startCluster(3, 1)
-		require.NoError(b, err)
-		b.Cleanup(cl.stop)
-		rdb := newClusterClient(cl.addrs())
+		cl := redistest.NewCluster(b, 3, 1)
+		rdb := newClusterClient(cl.Addrs())
 		b.Cleanup(func() { rdb.Close() })
 		var nodes []*redis.Client
-		for _, n := range cl.nodes {
-			c := newClient(n.socket())
+		for _, n := range cl.Nodes {
+			c := newClient(n.Socket())
 			b.Cleanup(func() { c.Close() })
 			nodes = append(nodes, c)
 		}

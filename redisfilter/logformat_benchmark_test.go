@@ -9,6 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 )
 
 // BenchmarkChangeLogFormat compares the change log that redisfilter keeps,
@@ -26,7 +28,7 @@ import (
 //
 //	go test -run '^$' -bench ChangeLogFormat -benchtime 200x -count 3 ./redisfilter/
 func BenchmarkChangeLogFormat(b *testing.B) {
-	rdb := newClient(faultServer(b).addr())
+	rdb := newClient(redistest.New(b).Addr())
 	b.Cleanup(func() { rdb.Close() })
 	ctx := context.Background()
 	const (

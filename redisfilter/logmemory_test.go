@@ -235,6 +235,8 @@ func TestLogMemoryFleet(t *testing.T) {
 					fail(err)
 				})
 			}
+			// The load runs for d: a duration is what the test measures
+			// after, not a wait for an event.
 			time.Sleep(d)
 			close(stop)
 			wg.Wait()

@@ -2,11 +2,11 @@ package redisfilter_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
@@ -166,7 +167,7 @@ func TestHybridHistoryOfOneShard(t *testing.T) {
 // writes that follow, and failOver kills the master. It is a failover that
 // loses writes, in steps a test controls.
 type lossyPair struct {
-	master, replica *redisServer
+	master, replica *redistest.Server
 	addr            atomic.Pointer[string]
 	rdb             *redis.Client
 }
@@ -175,7 +176,7 @@ func newLossyPair(t *testing.T) *lossyPair {
 	t.Helper()
 	master, replica := masterWithReplica(t)
 	p := &lossyPair{master: master, replica: replica}
-	addr := master.addr()
+	addr := master.Addr()
 	p.addr.Store(&addr)
 	p.rdb = redis.NewClient(&redis.Options{
 		Addr:                  addr,
@@ -193,27 +194,25 @@ func newLossyPair(t *testing.T) *lossyPair {
 // makes it a master of its own.
 func (p *lossyPair) detach(ctx context.Context, t *testing.T) {
 	t.Helper()
-	master, replica := newClient(p.master.socket()), newClient(p.replica.socket())
+	master, replica := newClient(p.master.Socket()), newClient(p.replica.Socket())
 	defer master.Close()
 	defer replica.Close()
-	offset := func(c *redis.Client, field string) string {
-		info, err := c.Info(ctx, "replication").Result()
-		require.NoError(t, err)
-		_, v, _ := strings.Cut(info, field+":")
-		v, _, _ = strings.Cut(v, "\r\n")
-		return v
-	}
-	require.Eventually(t, func() bool {
-		return offset(master, "master_repl_offset") == offset(replica, "slave_repl_offset")
-	}, 30*time.Second, 10*time.Millisecond, "the replica did not catch up")
+	redistest.WaitFor(t, "the replica to have every write of its master", 30*time.Second, func() (bool, error) {
+		m, err := replication(ctx, master, "master_repl_offset")
+		if err != nil {
+			return false, err
+		}
+		r, err := replication(ctx, replica, "slave_repl_offset")
+		return m == r, fmt.Errorf("master_repl_offset:%s slave_repl_offset:%s (%v)", m, r, err)
+	})
 	require.NoError(t, replica.ReplicaOf(ctx, "NO", "ONE").Err())
 }
 
 // failOver kills the master, and sends the client's connections to the
 // replica.
 func (p *lossyPair) failOver() {
-	p.master.halt(syscall.SIGKILL)
-	addr := p.replica.addr()
+	p.master.Halt(syscall.SIGKILL)
+	addr := p.replica.Addr()
 	p.addr.Store(&addr)
 }
 
@@ -238,13 +237,10 @@ func (h *failReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // syncUntil makes h Sync until it returns nil, for up to a minute.
 func syncUntil(ctx context.Context, t *testing.T, h *redisfilter.Hybrid[string]) {
 	t.Helper()
-	var err error
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if err = h.Sync(ctx); err == nil {
-			return
-		}
-	}
-	t.Fatalf("the Hybrid cannot sync: %v", err)
+	redistest.WaitFor(t, "a Sync to succeed", time.Minute, func() (bool, error) {
+		err := h.Sync(ctx)
+		return err == nil, err
+	})
 }
 
 // TestHybridLossyFailover fails over to a replica that lacks what a Hybrid
@@ -256,7 +252,7 @@ func syncUntil(ctx context.Context, t *testing.T, h *redisfilter.Hybrid[string])
 // Either way the server's new replication ID must make the Hybrid push the
 // shards whole, so that every value it put is in Redis after its next Sync.
 func TestHybridLossyFailover(t *testing.T) {
-	requireRedisServer(t)
+	redistest.Require(t)
 	for _, how := range []string{"log started again", "checkpoint trimmed"} {
 		t.Run(how, func(t *testing.T) {
 			p := newLossyPair(t)

@@ -12,6 +12,7 @@ import (
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/bloom/bloomtest"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -130,8 +131,8 @@ func limitMemory(t *testing.T, rdb *redis.Client, extra int64) {
 // and the next replica's Open does not create a fresh, empty bitmap under
 // the old config.
 func TestEviction(t *testing.T) {
-	srv := faultServer(t, "--maxmemory-policy", "allkeys-lru")
-	rdb := newClient(srv.addr())
+	srv := redistest.New(t, "--maxmemory-policy", "allkeys-lru")
+	rdb := newClient(srv.Addr())
 	t.Cleanup(func() { rdb.Close() })
 	ctx := testContext(t)
 	_, err := redisfilter.Open(ctx, rdb, "evicted", funnel.String, 20000, 0.01)
@@ -181,8 +182,8 @@ func TestEviction(t *testing.T) {
 // allowed; with eviction allowed and the current generation evicted, reads,
 // puts and its snapshot are ErrLost, not empty.
 func TestWindowEviction(t *testing.T) {
-	srv := faultServer(t, "--maxmemory-policy", "volatile-lru")
-	rdb := newClient(srv.addr())
+	srv := redistest.New(t, "--maxmemory-policy", "volatile-lru")
+	rdb := newClient(srv.Addr())
 	t.Cleanup(func() { rdb.Close() })
 	ctx := testContext(t)
 	_, err := redisfilter.OpenWindowed(ctx, rdb, "window", funnel.String, 20000, 0.01, time.Hour, 3)
@@ -254,8 +255,8 @@ func TestWindowLost(t *testing.T) {
 
 // TestFlushAll empties the server under a Filter and a Windowed in use.
 func TestFlushAll(t *testing.T) {
-	srv := faultServer(t)
-	rdb := newClient(srv.addr())
+	srv := redistest.New(t)
+	rdb := newClient(srv.Addr())
 	t.Cleanup(func() { rdb.Close() })
 	ctx := testContext(t)
 	f, err := redisfilter.Open(ctx, rdb, "flushed", funnel.String, 1000, 0.01)
@@ -315,8 +316,8 @@ func TestAdopt(t *testing.T) {
 // uses: writes are ErrOutOfMemory, and reads, Snapshot and a Hybrid's pull
 // go on.
 func TestOutOfMemory(t *testing.T) {
-	srv := faultServer(t, "--maxmemory-policy", "noeviction")
-	rdb := newClient(srv.addr())
+	srv := redistest.New(t, "--maxmemory-policy", "noeviction")
+	rdb := newClient(srv.Addr())
 	t.Cleanup(func() { rdb.Close() })
 	ctx := testContext(t)
 	f, err := redisfilter.Open(ctx, rdb, "full", funnel.String, 100000, 0.01)

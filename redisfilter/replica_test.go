@@ -3,6 +3,7 @@ package redisfilter_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
@@ -26,7 +28,7 @@ import (
 func waitReplicas(ctx context.Context, t testing.TB, rdb *redis.ClusterClient) {
 	t.Helper()
 	var mu sync.Mutex // ForEachShard calls its function for the nodes at once
-	require.Eventually(t, func() bool {
+	redistest.WaitFor(t, "every node to list an online replica of every master", 30*time.Second, func() (bool, error) {
 		ok := true
 		err := rdb.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
 			shards, err := node.ClusterShards(ctx).Result()
@@ -47,8 +49,8 @@ func waitReplicas(ctx context.Context, t testing.TB, rdb *redis.ClusterClient) {
 			mu.Unlock()
 			return err
 		})
-		return err == nil && ok
-	}, 30*time.Second, 200*time.Millisecond, "the cluster's replicas")
+		return err == nil && ok, err
+	})
 	rdb.ReloadState(ctx)
 	require.NoError(t, rdb.ForEachShard(ctx, func(context.Context, *redis.Client) error { return nil }))
 }
@@ -104,6 +106,8 @@ func startReads(f *redisfilter.Filter[string], values []string, goroutines int) 
 					l.otherErrs.Add(1)
 					l.untyped.note(err)
 					l.sample("other", err)
+					// Do not spin on a failing node: a pause of the
+					// load's own, not a wait for anything.
 					time.Sleep(10 * time.Millisecond)
 				default:
 					for _, ok := range found {
@@ -130,6 +134,16 @@ func (l *readLoad) sample(kind string, err error) {
 	}
 }
 
+// waitCalls waits, for up to a minute, until the reads have made n more
+// calls.
+func (l *readLoad) waitCalls(t *testing.T, n int64) {
+	t.Helper()
+	want := l.calls.Load() + n
+	redistest.WaitFor(t, fmt.Sprintf("%d reads", n), time.Minute, func() (bool, error) {
+		return l.calls.Load() >= want, nil
+	})
+}
+
 // finish stops the reads and checks that none said the filter was lost and
 // none answered false.
 func (l *readLoad) finish(t *testing.T) {
@@ -151,7 +165,7 @@ func (l *readLoad) finish(t *testing.T) {
 // replicaFilter starts a cluster of its own, 3 masters with a replica each,
 // and opens a filter of 6 shards on it with a client that reads from
 // replicas, with values put and replicated.
-func replicaFilter(t *testing.T) (*redisCluster, *redis.ClusterClient, *redisfilter.Filter[string], []string) {
+func replicaFilter(t *testing.T) (*redistest.Cluster, *redis.ClusterClient, *redisfilter.Filter[string], []string) {
 	t.Helper()
 	cl, rdb := faultCluster(t, func(o *redis.ClusterOptions) { o.ReadOnly, o.RouteRandomly = true, true })
 	ctx := testContext(t)
@@ -171,9 +185,9 @@ func replicaFilter(t *testing.T) (*redisCluster, *redis.ClusterClient, *redisfil
 func TestReplicaRestartedEmpty(t *testing.T) {
 	cl, rdb, f, values := replicaFilter(t)
 	ctx := testContext(t)
-	var replica *redisServer
-	for _, n := range cl.nodes {
-		c := newClient(n.socket())
+	var replica *redistest.Server
+	for _, n := range cl.Nodes {
+		c := newClient(n.Socket())
 		info, err := c.Info(ctx, "replication").Result()
 		c.Close()
 		require.NoError(t, err)
@@ -184,17 +198,14 @@ func TestReplicaRestartedEmpty(t *testing.T) {
 	}
 	require.NotNil(t, replica)
 	load := startReads(f, values, 4)
-	time.Sleep(300 * time.Millisecond)
-	replica.halt(syscall.SIGKILL)
-	require.NoError(t, replica.start())
-	c := newClient(replica.socket())
+	load.waitCalls(t, 100)
+	replica.Halt(syscall.SIGKILL)
+	require.NoError(t, replica.Restart())
+	c := newClient(replica.Socket())
 	defer c.Close()
-	// Until the replica has synced, and a moment after.
-	require.Eventually(t, func() bool {
-		info, err := c.Info(ctx, "replication").Result()
-		return err == nil && strings.Contains(info, "master_link_status:up")
-	}, 30*time.Second, 50*time.Millisecond, "the replica did not sync")
-	time.Sleep(500 * time.Millisecond)
+	// Until the replica has synced, and reads after.
+	waitReplication(ctx, t, c, "master_link_status", "up")
+	load.waitCalls(t, 100)
 	load.finish(t)
 	rdb.ReloadState(ctx)
 }
@@ -237,15 +248,17 @@ func TestReplicaReadsDuringReshard(t *testing.T) {
 	require.NotEqual(t, int64(-1), first)
 	require.NotEmpty(t, targetID)
 	load := startReads(f, values, 4)
-	time.Sleep(300 * time.Millisecond)
+	load.waitCalls(t, 1000)
 	// redis-cli moves a source's slots from its first: up to the first
 	// shard's and 200 more, which hold other shards of the filter too.
 	n := slot - first + 200
-	out, err := cliCommand("--cluster", "reshard", cl.addrs()[0],
+	out, err := redistest.CLICommand("--cluster", "reshard", cl.Addrs()[0],
 		"--cluster-from", sourceID, "--cluster-to", targetID, "--cluster-slots", strconv.FormatInt(n, 10),
 		"--cluster-yes", "--cluster-pipeline", "10").CombinedOutput()
 	require.NoError(t, err, "redis-cli --cluster reshard: %s", out)
-	time.Sleep(500 * time.Millisecond)
+	// Reads after the move, once the cluster agrees on it.
+	waitSlotOwner(ctx, t, cl, f.Keys()[0], nodeAddr(ctx, t, cl, targetID))
+	load.waitCalls(t, 1000)
 	load.finish(t)
 	assert.LessOrEqual(t, 100*load.otherErrs.Load(), load.calls.Load(), "over 1%% of the reads failed")
 	rdb.ReloadState(ctx)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
@@ -47,10 +49,16 @@ func TestHybridReshard(t *testing.T) {
 		return before
 	}
 	var (
-		mu  sync.Mutex
-		put []string
-		wg  sync.WaitGroup
+		mu     sync.Mutex
+		put    []string
+		synced atomic.Int64
+		wg     sync.WaitGroup
 	)
+	// waitSyncs waits until the Hybrids have made n more Syncs.
+	waitSyncs := func(what string, n int64) {
+		want := synced.Load() + n
+		redistest.WaitFor(t, what, time.Minute, func() (bool, error) { return synced.Load() >= want, nil })
+	}
 	stop := make(chan struct{})
 	for i, h := range hs {
 		wg.Go(func() {
@@ -67,6 +75,7 @@ func TestHybridReshard(t *testing.T) {
 				}
 				h.PutMany(batch)
 				err := h.Sync(ctx)
+				synced.Add(1)
 				untyped.note(err)
 				if err == nil {
 					mu.Lock()
@@ -76,7 +85,7 @@ func TestHybridReshard(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(300 * time.Millisecond)
+	waitSyncs("the Hybrids' first Syncs", 2*int64(len(hs)))
 	before := quiet()
 	var source, target string
 	require.NoError(t, rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
@@ -90,11 +99,11 @@ func TestHybridReshard(t *testing.T) {
 		}
 		return err
 	}))
-	out, err := cliCommand("--cluster", "reshard", cl.addrs()[0],
+	out, err := redistest.CLICommand("--cluster", "reshard", cl.Addrs()[0],
 		"--cluster-from", source, "--cluster-to", target, "--cluster-slots", strconv.Itoa(2000),
 		"--cluster-yes", "--cluster-pipeline", "10").CombinedOutput()
 	require.NoError(t, err, "redis-cli --cluster reshard: %s", out)
-	time.Sleep(500 * time.Millisecond)
+	waitSyncs("Syncs after the reshard", 2*int64(len(hs)))
 	close(stop)
 	wg.Wait()
 	rdb.ReloadState(ctx)

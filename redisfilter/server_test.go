@@ -4,79 +4,46 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 )
 
 // The tests run against a real redis-server and a real Redis Cluster.
 // MITZBLOOM_REDIS_ADDR names the server (host:port, or the path of a unix
 // socket) and MITZBLOOM_REDIS_CLUSTER_ADDRS the cluster's nodes
 // (comma-separated host:port); without them, the first test that needs a
-// server or the cluster starts its own, on a unix socket and on loopback
-// ports 17200-17999, if redis-server is on the PATH, and TestMain stops it
-// when the tests end. Tests that stop and restart servers start their own
-// with startRedis and startCluster. The tests of pure logic need neither.
-//
-// MITZBLOOM_REDIS_SERVER and MITZBLOOM_REDIS_CLI name the commands that the
-// tests run as redis-server and redis-cli (which joins and reshards their
-// clusters), as words split at spaces: the program and the arguments that
-// come before the tests' own, such as valkey-server, or a server unpacked
-// from a package run through its own loader, as CI runs Redis 8.0 and
-// Valkey 8.1.
+// server or the cluster starts its own with redistest, on a unix socket and
+// on loopback ports 17200-17999, if redis-server is on the PATH, and
+// TestMain stops it when the tests end. Tests that stop and restart servers
+// start their own with redistest. The tests of pure logic need neither.
+// redistest.ServerEnv and redistest.CLIEnv name other servers to run, such
+// as Valkey.
 const (
 	addrEnv    = "MITZBLOOM_REDIS_ADDR"
 	clusterEnv = "MITZBLOOM_REDIS_CLUSTER_ADDRS"
-	serverEnv  = "MITZBLOOM_REDIS_SERVER"
-	cliEnv     = "MITZBLOOM_REDIS_CLI"
 )
-
-// serverCommand and cliCommand return the commands of redis-server and
-// redis-cli, as serverEnv and cliEnv name them, with args after them.
-func serverCommand(args ...string) *exec.Cmd { return commandOf(serverEnv, "redis-server", args) }
-func cliCommand(args ...string) *exec.Cmd    { return commandOf(cliEnv, "redis-cli", args) }
-
-func commandOf(env, name string, args []string) *exec.Cmd {
-	words := strings.Fields(os.Getenv(env))
-	if len(words) == 0 {
-		words = []string{name}
-	}
-	return exec.Command(words[0], append(words[1:], args...)...)
-}
-
-// lookServer returns the path of the program that serverCommand runs, or
-// why it is not there.
-func lookServer() (string, error) {
-	path, err := exec.LookPath(serverCommand().Args[0])
-	if err != nil {
-		return "", fmt.Errorf("%s is not on the PATH (%s names the command): %w", serverCommand().Args[0], serverEnv, err)
-	}
-	return path, nil
-}
 
 var shared struct {
 	prefix string // of every key the tests make, so they can be removed
 
 	serverOnce sync.Once
 	addr       string
-	err        error        // why there is no server
-	server     *redisServer // started by the tests, or nil
+	err        error             // why there is no server
+	server     *redistest.Server // started by the tests, or nil
 
 	clusterOnce sync.Once
 	cluster     []string
-	clusterErr  error         // why there is no cluster
-	ownCluster  *redisCluster // started by the tests, or nil
+	clusterErr  error              // why there is no cluster
+	ownCluster  *redistest.Cluster // started by the tests, or nil
 }
 
 func TestMain(m *testing.M) {
@@ -90,14 +57,14 @@ func runTests(m *testing.M) int {
 	shared.serverOnce.Do(func() { shared.err = errors.New("the tests are over") })
 	shared.clusterOnce.Do(func() { shared.clusterErr = errors.New("the tests are over") })
 	if shared.server != nil {
-		shared.server.stop()
+		shared.server.Stop()
 	} else if shared.err == nil {
 		c := newClient(shared.addr)
 		removeTestKeys(c)
 		c.Close()
 	}
 	if shared.ownCluster != nil {
-		shared.ownCluster.stop()
+		shared.ownCluster.Stop()
 	} else if shared.clusterErr == nil {
 		c := newClusterClient(shared.cluster)
 		c.ForEachMaster(context.Background(), func(_ context.Context, node *redis.Client) error {
@@ -116,13 +83,13 @@ func sharedServer() (string, error) {
 		if shared.addr = os.Getenv(addrEnv); shared.addr != "" {
 			return
 		}
-		if _, err := lookServer(); err != nil {
+		if err := redistest.Look(); err != nil {
 			shared.err = fmt.Errorf("%s is not set and %w", addrEnv, err)
 			return
 		}
-		shared.server, shared.err = startRedis(true)
+		shared.server, shared.err = redistest.Start(true)
 		if shared.err == nil {
-			shared.addr = shared.server.addr()
+			shared.addr = shared.server.Addr()
 		}
 	})
 	return shared.addr, shared.err
@@ -137,13 +104,13 @@ func sharedClusterAddrs() ([]string, error) {
 			shared.cluster = strings.Split(addrs, ",")
 			return
 		}
-		if _, err := lookServer(); err != nil {
+		if err := redistest.Look(); err != nil {
 			shared.clusterErr = fmt.Errorf("%s is not set and %w", clusterEnv, err)
 			return
 		}
-		shared.ownCluster, shared.clusterErr = startCluster(3, 1)
+		shared.ownCluster, shared.clusterErr = redistest.StartCluster(3, 1)
 		if shared.clusterErr == nil {
-			shared.cluster = shared.ownCluster.addrs()
+			shared.cluster = shared.ownCluster.Addrs()
 		}
 	})
 	return shared.cluster, shared.clusterErr
@@ -186,7 +153,7 @@ func sharedCluster(t testing.TB, opts ...func(*redis.ClusterOptions)) *redis.Clu
 		}
 	}
 	if err != nil {
-		if isCI() {
+		if redistest.IsCI() {
 			t.Fatalf("Redis Cluster tests cannot run in CI: %v; .ci/run installs the redis-server package", err)
 		}
 		t.Skipf("skipping a Redis Cluster test: %v; install the Debian package redis-server, or set %s", err, clusterEnv)
@@ -259,27 +226,13 @@ func sharedClient(t testing.TB, opts ...func(*redis.Options)) *redis.Client {
 		}
 	}
 	if err != nil {
-		if isCI() {
+		if redistest.IsCI() {
 			t.Fatalf("Redis tests cannot run in CI: %v; .ci/run installs the redis-server package", err)
 		}
 		t.Skipf("skipping a Redis test: %v; install the Debian package redis-server, or set %s", err, addrEnv)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// requireRedisServer returns the path of redis-server, skipping or failing t
-// as sharedClient does when it is missing.
-func requireRedisServer(t testing.TB) string {
-	t.Helper()
-	path, err := lookServer()
-	if err != nil {
-		if isCI() {
-			t.Fatalf("Redis fault tests cannot run in CI: %v; .ci/run installs the redis-server package", err)
-		}
-		t.Skipf("skipping a Redis fault test: %v; install the Debian package redis-server", err)
-	}
-	return path
 }
 
 var (
@@ -298,247 +251,8 @@ func filterName(t testing.TB) string {
 	return name
 }
 
-// A redisServer is a redis-server process of the tests' own, listening on a
-// unix socket in its own directory, and on a loopback port if asked.
-type redisServer struct {
-	dir  string
-	port int // 0 for none
-	args []string
-	cmd  *exec.Cmd
-	done chan error
-}
-
-// startRedis starts a redis-server on a unix socket, and on a free loopback
-// port if tcp is set, with persistence off unless args turn it on, and waits
-// until it answers.
-func startRedis(tcp bool, args ...string) (*redisServer, error) {
-	port := 0
-	if tcp {
-		var err error
-		if port, err = freePort(); err != nil {
-			return nil, err
-		}
-	}
-	return startRedisOn(port, args...)
-}
-
-// startRedisOn starts a redis-server as startRedis does, on port if it is
-// not 0.
-func startRedisOn(port int, args ...string) (*redisServer, error) {
-	// Not t.TempDir: a unix socket path must fit in 108 bytes.
-	dir, err := os.MkdirTemp("", "redis")
-	if err != nil {
-		return nil, err
-	}
-	s := &redisServer{dir: dir, port: port}
-	s.args = append([]string{
-		"--port", strconv.Itoa(s.port),
-		"--bind", "127.0.0.1",
-		"--unixsocket", s.socket(),
-		"--unixsocketperm", "700",
-		"--dir", dir,
-		"--logfile", filepath.Join(dir, "redis.log"),
-		"--save", "",
-		"--appendonly", "no",
-		"--daemonize", "no",
-	}, args...) // later arguments win
-	if err := s.start(); err != nil {
-		s.stop()
-		return nil, err
-	}
-	return s, nil
-}
-
-// freePort returns a free loopback port in 17200-17999, the range the
-// tests' own servers use.
-func freePort() (int, error) {
-	for range 200 {
-		port := 17200 + rand.IntN(800)
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err == nil {
-			l.Close()
-			return port, nil
-		}
-	}
-	return 0, errors.New("no free loopback port in 17200-17999")
-}
-
-func (s *redisServer) socket() string { return filepath.Join(s.dir, "redis.sock") }
-
-// addr returns the loopback address if the server has a port, and its
-// socket's otherwise.
-func (s *redisServer) addr() string {
-	if s.port == 0 {
-		return s.socket()
-	}
-	return "127.0.0.1:" + strconv.Itoa(s.port)
-}
-
-func (s *redisServer) start() error {
-	s.cmd = serverCommand(s.args...)
-	// A server outlives no test binary, not even one killed by -timeout.
-	s.cmd.SysProcAttr = dieWithParent()
-	if err := s.cmd.Start(); err != nil {
-		return fmt.Errorf("starting redis-server: %w", err)
-	}
-	s.done = make(chan error, 1)
-	go func(cmd *exec.Cmd) { s.done <- cmd.Wait() }(s.cmd)
-	c := newClient(s.socket())
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case werr := <-s.done:
-			s.cmd = nil
-			return fmt.Errorf("redis-server exited at start (%v): %s", werr, s.log())
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("redis-server did not answer within 10 s: %w; log: %s", err, s.log())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (s *redisServer) log() string {
-	b, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-	return string(b)
-}
-
-// stop shuts the server down (SIGTERM, which with persistence on writes the
-// append-only file) and waits for it; then removes its directory.
-func (s *redisServer) stop() {
-	s.halt(syscall.SIGTERM)
-	os.RemoveAll(s.dir)
-}
-
-// halt ends the process with sig and waits for it, keeping its directory
-// and so its data for a restart.
-func (s *redisServer) halt(sig syscall.Signal) {
-	if s.cmd == nil {
-		return
-	}
-	s.cmd.Process.Signal(sig)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
-	}
-	s.cmd = nil
-}
-
-// signal sends sig (SIGSTOP, SIGCONT) without waiting.
-func (s *redisServer) signal(sig syscall.Signal) error {
-	if s.cmd == nil {
-		return errors.New("redis-server is not running")
-	}
-	return s.cmd.Process.Signal(sig)
-}
-
 func withPoolSize(n int) func(*redis.Options) {
 	return func(o *redis.Options) { o.PoolSize = n }
-}
-
-// isCI reports whether the tests run in CI, where a missing Redis or Java is
-// a broken setup rather than a reason to skip.
-func isCI() bool { return os.Getenv("CI") != "" }
-
-// A redisCluster is a Redis Cluster of the tests' own: redis-servers on free
-// loopback ports (whose cluster bus ports, 10000 higher, are free too),
-// joined with redis-cli --cluster create.
-type redisCluster struct {
-	nodes []*redisServer
-}
-
-// startCluster starts masters masters with replicas replicas each, and waits
-// until every node serves every slot.
-func startCluster(masters, replicas int) (*redisCluster, error) {
-	cl := &redisCluster{}
-	for range masters * (1 + replicas) {
-		port, err := freeClusterPort()
-		if err != nil {
-			cl.stop()
-			return nil, err
-		}
-		srv, err := startRedisOn(port, "--cluster-enabled", "yes",
-			"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000")
-		if err != nil {
-			cl.stop()
-			return nil, err
-		}
-		cl.nodes = append(cl.nodes, srv)
-	}
-	args := append([]string{"--cluster", "create"}, cl.addrs()...)
-	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
-	if out, err := cliCommand(args...).CombinedOutput(); err != nil {
-		cl.stop()
-		return nil, fmt.Errorf("redis-cli --cluster create: %v: %s", err, out)
-	}
-	if err := cl.waitReady(30 * time.Second); err != nil {
-		cl.stop()
-		return nil, err
-	}
-	return cl, nil
-}
-
-// freeClusterPort returns a free loopback port whose bus port is free too.
-func freeClusterPort() (int, error) {
-	for range 100 {
-		port, err := freePort()
-		if err != nil {
-			return 0, err
-		}
-		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000)); err == nil {
-			l.Close()
-			return port, nil
-		}
-	}
-	return 0, errors.New("no free port pair for a cluster node")
-}
-
-func (cl *redisCluster) addrs() []string {
-	var addrs []string
-	for _, n := range cl.nodes {
-		addrs = append(addrs, n.addr())
-	}
-	return addrs
-}
-
-// waitReady waits until every running node reports cluster_state:ok.
-func (cl *redisCluster) waitReady(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for _, n := range cl.nodes {
-		if n.cmd == nil {
-			continue
-		}
-		c := newClient(n.socket())
-		for {
-			info, err := c.ClusterInfo(context.Background()).Result()
-			if err == nil && strings.Contains(info, "cluster_state:ok") {
-				break
-			}
-			if time.Now().After(deadline) {
-				c.Close()
-				return fmt.Errorf("cluster node %s not ready in %v: %v %s", n.addr(), timeout, err, info)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		c.Close()
-	}
-	return nil
-}
-
-func (cl *redisCluster) stop() {
-	for _, n := range cl.nodes {
-		n.stop()
-	}
 }
 
 // TestServerVersion logs the server that the tests run on, and the
@@ -555,4 +269,102 @@ func TestServerVersion(t *testing.T) {
 			}
 		}
 	})
+}
+
+// replication returns the value of field in the INFO replication of c's
+// server.
+func replication(ctx context.Context, c *redis.Client, field string) (string, error) {
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(info) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == field {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("INFO replication has no %s", field)
+}
+
+// waitReplication waits, for up to a minute, until field of the INFO
+// replication of c's server is want: a replica promoted (role master), in
+// sync (master_link_status up), a master without replicas
+// (connected_slaves 0).
+func waitReplication(ctx context.Context, t testing.TB, c *redis.Client, field, want string) {
+	t.Helper()
+	redistest.WaitFor(t, fmt.Sprintf("%s:%s on %s", field, want, c.Options().Addr), time.Minute, func() (bool, error) {
+		v, err := replication(ctx, c, field)
+		if err != nil {
+			return false, err
+		}
+		return v == want, fmt.Errorf("%s:%s", field, v)
+	})
+}
+
+// waitSlotOwner waits, for up to a minute, until every running node of cl
+// names the node at addr as the master of the slot of key in CLUSTER
+// SHARDS: the cluster agrees who serves it, after a failover or a reshard.
+func waitSlotOwner(ctx context.Context, t testing.TB, cl *redistest.Cluster, key, addr string) {
+	t.Helper()
+	var clients []*redis.Client
+	for _, n := range cl.Nodes {
+		if n.Running() {
+			c := newClient(n.Socket())
+			defer c.Close()
+			clients = append(clients, c)
+		}
+	}
+	if len(clients) == 0 {
+		t.Fatal("no node of the cluster runs")
+	}
+	slot, err := clients[0].ClusterKeySlot(ctx, key).Result()
+	if err != nil {
+		t.Fatalf("CLUSTER KEYSLOT %s: %v", key, err)
+	}
+	redistest.WaitFor(t, fmt.Sprintf("every node to name %s the master of slot %d", addr, slot), time.Minute, func() (bool, error) {
+		for _, c := range clients {
+			shards, err := c.ClusterShards(ctx).Result()
+			if err != nil {
+				return false, fmt.Errorf("%s: %w", c.Options().Addr, err)
+			}
+			owner := ""
+			for _, sh := range shards {
+				for _, r := range sh.Slots {
+					if r.Start > slot || slot > r.End {
+						continue
+					}
+					for _, n := range sh.Nodes {
+						if n.Role == "master" {
+							owner = n.IP + ":" + strconv.FormatInt(n.Port, 10)
+						}
+					}
+				}
+			}
+			if owner != addr {
+				return false, fmt.Errorf("%s names %q", c.Options().Addr, owner)
+			}
+		}
+		return true, nil
+	})
+}
+
+// nodeAddr returns the address of the node of cl whose ID is id.
+func nodeAddr(ctx context.Context, t testing.TB, cl *redistest.Cluster, id string) string {
+	t.Helper()
+	for _, n := range cl.Nodes {
+		if !n.Running() {
+			continue
+		}
+		c := newClient(n.Socket())
+		nid, err := c.ClusterMyID(ctx).Result()
+		c.Close()
+		if err != nil {
+			t.Fatalf("CLUSTER MYID of %s: %v", n.Addr(), err)
+		}
+		if nid == id {
+			return n.Addr()
+		}
+	}
+	t.Fatalf("no node of the cluster is %s", id)
+	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
@@ -24,7 +25,7 @@ import (
 // releases without change logs, which pushed the whole local filter and
 // read the whole shared one (a Merge and a Snapshot), in the same run.
 func BenchmarkHybridSync(b *testing.B) {
-	rdb := newClient(faultServer(b).addr())
+	rdb := newClient(redistest.New(b).Addr())
 	b.Cleanup(func() { rdb.Close() })
 	ctx := context.Background()
 	const n = 100_000_000

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/mitzbloom/mitzbloom/bloom"
 	"github.com/mitzbloom/mitzbloom/funnel"
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 	"github.com/mitzbloom/mitzbloom/redisfilter"
 )
 
@@ -24,35 +26,70 @@ const waitTimeout = 200 * time.Millisecond
 
 // masterWithReplica starts a server of the test's own with a replica, and
 // waits until the replica has synced.
-func masterWithReplica(t testing.TB) (master, replica *redisServer) {
+func masterWithReplica(t testing.TB) (master, replica *redistest.Server) {
 	t.Helper()
-	requireRedisServer(t)
-	master, err := startRedis(true)
+	redistest.Require(t)
+	master, err := redistest.Start(true)
 	require.NoError(t, err)
-	t.Cleanup(master.stop)
-	replica, err = startRedis(true, "--replicaof", "127.0.0.1", strconv.Itoa(master.port))
+	t.Cleanup(master.Stop)
+	replica, err = redistest.Start(true, "--replicaof", "127.0.0.1", strconv.Itoa(master.Port()))
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		replica.signal(syscall.SIGCONT)
-		replica.stop()
-	})
-	c := newClient(replica.socket())
+	t.Cleanup(replica.Stop)
+	c := newClient(replica.Socket())
 	defer c.Close()
-	require.Eventually(t, func() bool {
-		info, err := c.Info(context.Background(), "replication").Result()
-		return err == nil && strings.Contains(info, "master_link_status:up")
-	}, 30*time.Second, 20*time.Millisecond, "the replica did not sync")
+	waitReplication(context.Background(), t, c, "master_link_status", "up")
 	return master, replica
+}
+
+// waits is a go-redis hook that keeps the arguments of the WAIT commands
+// that a client sends, as text.
+type waits struct {
+	mu   sync.Mutex
+	args []string
+}
+
+func (h *waits) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *waits) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { h.note(cmd); return next(ctx, cmd) }
+}
+
+func (h *waits) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			h.note(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (h *waits) note(cmd redis.Cmder) {
+	if cmd.Name() == "wait" {
+		h.mu.Lock()
+		h.args = append(h.args, fmt.Sprint(cmd.Args()[1:]...))
+		h.mu.Unlock()
+	}
+}
+
+// take returns the arguments kept since the last take.
+func (h *waits) take() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	args := h.args
+	h.args = nil
+	return args
 }
 
 // TestWait checks WithWait with a real replica: writes return nil while the
 // replica keeps up, and while it is stopped (SIGSTOP) they return an error
-// wrapping ErrNotReplicated within about the timeout, with their bits set on
-// the master.
+// wrapping ErrNotReplicated, having sent WAIT with the timeout of WithWait
+// (which Redis keeps), with their bits set on the master.
 func TestWait(t *testing.T) {
 	master, replica := masterWithReplica(t)
-	rdb := newClient(master.addr())
+	rdb := newClient(master.Addr())
 	t.Cleanup(func() { rdb.Close() })
+	sent := &waits{}
+	rdb.AddHook(sent)
 	ctx := testContext(t)
 	for _, sharded := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sharded=%t", sharded), func(t *testing.T) {
@@ -75,19 +112,25 @@ func TestWait(t *testing.T) {
 			for name, call := range calls {
 				require.NoError(t, call(name+" running"), "%s with the replica running", name)
 			}
-			require.NoError(t, replica.signal(syscall.SIGSTOP))
+			require.NoError(t, replica.Signal(syscall.SIGSTOP))
+			sent.take()
 			for name, call := range calls {
-				start := time.Now()
 				err := call(name + " stopped")
-				took := time.Since(start)
 				assert.ErrorIs(t, err, redisfilter.ErrNotReplicated, "%s with the replica stopped", name)
-				assert.Less(t, took, waitTimeout+callSlack, "%s waited %v", name, took)
+				args := sent.take()
+				assert.NotEmpty(t, args, "%s sent no WAIT", name)
+				for _, a := range args {
+					assert.Equal(t, fmt.Sprint(1, waitTimeout.Milliseconds()), a, "%s: the arguments of WAIT", name)
+				}
 				ok, err := f.MightContain(ctx, name+" stopped")
 				require.NoError(t, err)
 				assert.True(t, ok, "%s set its bits on the master", name)
 			}
-			require.NoError(t, replica.signal(syscall.SIGCONT))
-			require.Eventually(t, func() bool { return calls["Put"]("after") == nil }, 10*time.Second, 50*time.Millisecond)
+			require.NoError(t, replica.Signal(syscall.SIGCONT))
+			redistest.WaitFor(t, "a Put to be replicated after SIGCONT", time.Minute, func() (bool, error) {
+				err := calls["Put"]("after")
+				return err == nil, err
+			})
 			require.NoError(t, f.Delete(ctx))
 		})
 	}
@@ -143,23 +186,20 @@ func TestWaitFailover(t *testing.T) {
 	}
 	put(time.Now().Add(500 * time.Millisecond))
 	before := len(acked[plain])
-	require.NoError(t, replica.signal(syscall.SIGSTOP))
+	require.NoError(t, replica.Signal(syscall.SIGSTOP))
 	put(time.Now().Add(time.Second))
 	t.Logf("acknowledged: %d WithWait, %d without (%d of them with the replica stopped)", len(acked[durable]), len(acked[plain]), len(acked[plain])-before)
-	victim.halt(syscall.SIGKILL)
-	require.NoError(t, replica.signal(syscall.SIGCONT))
-	replicaClient := newClient(replica.socket())
+	victim.Halt(syscall.SIGKILL)
+	require.NoError(t, replica.Signal(syscall.SIGCONT))
+	replicaClient := newClient(replica.Socket())
 	t.Cleanup(func() { replicaClient.Close() })
-	require.Eventually(t, func() bool {
-		info, err := replicaClient.Info(ctx, "replication").Result()
-		return err == nil && strings.Contains(info, "role:master")
-	}, 60*time.Second, 50*time.Millisecond, "the replica was never promoted")
+	waitReplication(ctx, t, replicaClient, "role", "master")
 	lost := map[*redisfilter.Filter[string]]int{}
-	require.Eventually(t, func() bool {
+	redistest.WaitFor(t, "reads to succeed after the promotion", 30*time.Second, func() (bool, error) {
 		for _, f := range []*redisfilter.Filter[string]{durable, plain} {
 			found, err := f.MightContainMany(ctx, nil, acked[f])
 			if err != nil {
-				return false
+				return false, err
 			}
 			lost[f] = 0
 			for _, ok := range found {
@@ -168,8 +208,8 @@ func TestWaitFailover(t *testing.T) {
 				}
 			}
 		}
-		return true
-	}, 30*time.Second, 100*time.Millisecond, "reads did not succeed after the promotion")
+		return true, nil
+	})
 	t.Logf("lost after the failover: %d of %d WithWait, %d of %d without", lost[durable], len(acked[durable]), lost[plain], len(acked[plain]))
 	assert.Zero(t, lost[durable], "values acknowledged WithWait were lost")
 	assert.Positive(t, len(acked[durable]))
@@ -178,15 +218,15 @@ func TestWaitFailover(t *testing.T) {
 
 // masterAndReplica returns the server of cl that master is, and its
 // replica.
-func masterAndReplica(ctx context.Context, t *testing.T, cl *redisCluster, master *redis.Client) (victim, replica *redisServer) {
+func masterAndReplica(ctx context.Context, t *testing.T, cl *redistest.Cluster, master *redis.Client) (victim, replica *redistest.Server) {
 	t.Helper()
 	port := strings.TrimPrefix(master.Options().Addr, "127.0.0.1:")
-	for _, n := range cl.nodes {
-		c := newClient(n.socket())
+	for _, n := range cl.Nodes {
+		c := newClient(n.Socket())
 		info, err := c.Info(ctx, "replication").Result()
 		c.Close()
 		require.NoError(t, err)
-		if n.addr() == master.Options().Addr {
+		if n.Addr() == master.Options().Addr {
 			victim = n
 		} else if strings.Contains(info, "role:slave") && strings.Contains(info, "master_port:"+port+"\r\n") {
 			replica = n
@@ -202,7 +242,7 @@ func masterAndReplica(ctx context.Context, t *testing.T, cl *redisCluster, maste
 // 256 new keys from 4 goroutines, beside the same puts without it.
 func BenchmarkWait(b *testing.B) {
 	master, _ := masterWithReplica(b)
-	single := newClient(master.addr())
+	single := newClient(master.Addr())
 	b.Cleanup(func() { single.Close() })
 	for _, server := range []struct {
 		name string

@@ -138,7 +138,7 @@ var (
 	charsCase   = funnelCase[string]{"chars", funnel.UnencodedChars, randomText, func(s string) string { return s }}
 	longCase    = funnelCase[int64]{"long", funnel.Int64, func(r *rand.Rand) int64 { return int64(r.Uint64()) >> r.IntN(64) }, func(v int64) string { return strconv.FormatInt(v, 10) }}
 	intCase     = funnelCase[int32]{"int", funnel.Int32, func(r *rand.Rand) int32 { return int32(r.Uint32()) >> r.IntN(32) }, func(v int32) string { return strconv.FormatInt(int64(v), 10) }}
-	bytesCase   = funnelCase[[]byte]{"bytes", funnel.Bytes, randomBytes, encodeHex}
+	bytesCase   = funnelCase[[]byte]{"bytes", funnel.Bytes, func(r *rand.Rand) []byte { return testkeys.Bytes(r, r.IntN(20)) }, encodeHex}
 	addrCase    = funnelCase[netip.Addr]{"addr", funnel.Addr, testkeys.Addr, netip.Addr.String}
 	addrPrtCase = funnelCase[netip.AddrPort]{"addrport", funnel.AddrPort, func(r *rand.Rand) netip.AddrPort {
 		return netip.AddrPortFrom(testkeys.Addr(r), uint16(r.Uint32()))
@@ -171,14 +171,6 @@ func randomText(r *rand.Rand) string {
 		rs[i] = textRunes[r.IntN(len(textRunes))]
 	}
 	return string(rs)
-}
-
-func randomBytes(r *rand.Rand) []byte {
-	b := make([]byte, r.IntN(20))
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
 }
 
 // encodeHex writes upper case now and then: build accepts both.

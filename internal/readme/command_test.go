@@ -13,7 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/mitzbloom/mitzbloom/internal/redistest"
 )
 
 // shBlock matches a fenced shell block of the README.
@@ -159,47 +160,13 @@ func TestREADMEACLLines(t *testing.T) {
 		t.Fatal("no ACL SETUSER line in a fenced block of the READMEs: the read-only user's command is missing")
 	}
 
-	socket := startRedis(t)
+	srv := redistest.New(t)
 	for _, l := range lines {
-		cli := exec.Command("redis-cli", "-s", socket)
+		cli := redistest.CLICommand("-s", srv.Socket())
 		cli.Stdin = strings.NewReader(l + "\n")
 		out, err := cli.CombinedOutput()
 		if err != nil || string(out) != "OK\n" {
 			t.Errorf("redis-cli answers %q (%v) to the README's\n%s", out, err, l)
-		}
-	}
-}
-
-// startRedis starts a throwaway redis-server that keeps nothing on disk and
-// listens only on a unix socket, and returns the socket's path. Without
-// redis-server and redis-cli it skips t, or fails it in CI.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	for _, tool := range []string{"redis-server", "redis-cli"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not on the PATH; .ci/run installs the redis-server package", tool)
-			}
-			t.Skipf("%s is not on the PATH, so the commands are not run; install the Debian package redis-server", tool)
-		}
-	}
-	dir := t.TempDir()
-	socket := filepath.Join(dir, "redis.sock")
-	srv := exec.Command("redis-server", "--port", "0", "--unixsocket", socket, "--save", "", "--appendonly", "no", "--dir", dir)
-	if err := srv.Start(); err != nil {
-		t.Fatalf("starting redis-server: %v", err)
-	}
-	t.Cleanup(func() {
-		srv.Process.Kill()
-		srv.Wait()
-	})
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		out, err := exec.Command("redis-cli", "-s", socket, "PING").CombinedOutput()
-		if err == nil && string(out) == "PONG\n" {
-			return socket
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server did not answer PING within 10 s: %v %s", err, out)
 		}
 	}
 }

@@ -36,3 +36,12 @@ func Addr(r *rand.Rand) netip.Addr {
 	}
 	return a
 }
+
+// Bytes returns n random bytes.
+func Bytes(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}

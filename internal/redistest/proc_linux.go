@@ -1,4 +1,4 @@
-package redisfilter_test
+package redistest
 
 import "syscall"
 

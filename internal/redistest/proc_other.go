@@ -1,6 +1,6 @@
 //go:build !linux
 
-package redisfilter_test
+package redistest
 
 import "syscall"
 
