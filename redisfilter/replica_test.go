@@ -186,6 +186,7 @@ func TestReplicaRestartedEmpty(t *testing.T) {
 	load := startReads(f, values, 4)
 	time.Sleep(300 * time.Millisecond)
 	replica.halt(syscall.SIGKILL)
+	require.NoError(t, replica.dropSyncFile())
 	require.NoError(t, replica.start())
 	c := newClient(replica.socket())
 	defer c.Close()
