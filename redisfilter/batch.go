@@ -55,10 +55,8 @@ type batch struct {
 	master, tested bool
 	// arena holds the arguments of a step's BITFIELDs; each step reuses
 	// it, so that a call allocates them for its biggest step, not for
-	// every value. reqs and sent hold a step's requests, likewise.
+	// every value.
 	arena []any
-	reqs  []request
-	sent  []*wire.Request
 }
 
 // A bit is one of the k bits of one value of a batch.
@@ -202,7 +200,7 @@ func (c *core[T]) put(ctx context.Context, b *batch, bits []bit, idx []int64, tr
 	tb := *b
 	tb.tested = tested
 	err = c.step(ctx, &tb, bits, a)
-	b.arena, b.reqs, b.sent = tb.arena, tb.reqs, tb.sent
+	b.arena = tb.arena
 	return bits, err
 }
 
@@ -244,13 +242,19 @@ func (c *core[T]) step(ctx context.Context, b *batch, bits []bit, a *answers) er
 		per = 4
 	}
 	b.arena = slices.Grow(b.arena[:0], per*len(bits)+2*(len(bits)/perCommand+len(c.shards)+1))
-	b.reqs, b.sent = b.reqs[:0], b.sent[:0]
+	// The step's requests, each one allocation that holds its
+	// wire.Request, and those for Send: most is as many as a step can make
+	// (one per shard, and one more per perCommand bits), so that neither
+	// slice grows, and for a few both are on the stack.
+	most := len(bits)/perCommand + min(len(bits), len(c.shards))
+	reqs := make([]*request, 0, most)
+	sent := make([]*wire.Request, 0, most)
 	for from, to := 0, 0; from < len(bits); from = to {
 		to = commandEnd(bits, from, perCommand)
 		r := c.newRequest(&c.shards[bits[from].shard], bits[from:to], b)
-		b.reqs, b.sent = append(b.reqs, r), append(b.sent, r.Request)
+		reqs = append(reqs, r)
+		sent = append(sent, &r.Request)
 	}
-	reqs := b.reqs
 	rt := wire.AnyNode
 	switch {
 	case b.put:
@@ -258,7 +262,7 @@ func (c *core[T]) step(ctx context.Context, b *batch, bits []bit, a *answers) er
 	case b.master:
 		rt = wire.Master
 	}
-	c.wire.Send(ctx, b.sent, rt, func(i int) error { return c.readReplies(reqs[i], b, nil) })
+	c.wire.Send(ctx, sent, rt, func(i int) error { return c.readReplies(reqs[i], b, nil) })
 	var unconfirmed wire.Unconfirmed
 	for _, r := range reqs {
 		if err := unconfirmed.Keep(c.readReplies(r, b, a)); err != nil {

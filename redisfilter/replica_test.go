@@ -200,6 +200,7 @@ func TestReplicaRestartedEmpty(t *testing.T) {
 	load := startReads(f, values, 4)
 	load.waitCalls(t, 100)
 	replica.Halt(syscall.SIGKILL)
+	require.NoError(t, replica.DropSyncFile())
 	require.NoError(t, replica.Restart())
 	c := newClient(replica.Socket())
 	defer c.Close()

@@ -18,7 +18,7 @@ import (
 // of the config and the lengths, which check that the bits read are the
 // filter's.
 type request struct {
-	*wire.Request
+	wire.Request
 	shard *shard
 	bits  []bit // the bits of its BITFIELDs, in order
 }
@@ -50,8 +50,8 @@ func guardToken() string {
 }
 
 // newRequest returns the request that puts or tests bits, of shard s.
-func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) request {
-	r := request{Request: &wire.Request{Key: s.key}, shard: s, bits: bits}
+func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) *request {
+	r := &request{Request: wire.Request{Key: s.key}, shard: s, bits: bits}
 	bitfield := func(cmd, key string, set bool) []any {
 		op := bitfieldGet
 		if set {
@@ -121,7 +121,7 @@ func (c *core[T]) newRequest(s *shard, bits []bit, b *batch) request {
 // has a bit not set, per generation. For a read it first checks, in Go,
 // what check_config and check_bitmap in lua/lib.lua check, and records
 // nothing if they fail; with a nil a, it only checks.
-func (c *core[T]) readReplies(r request, b *batch, a *answers) error {
+func (c *core[T]) readReplies(r *request, b *batch, a *answers) error {
 	if r.Err != nil {
 		return r.Err
 	}

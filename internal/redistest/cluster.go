@@ -1,10 +1,12 @@
 package redistest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,7 +36,23 @@ func NewCluster(t testing.TB, masters, replicas int) *Cluster {
 
 // StartCluster starts masters masters with replicas replicas each, and
 // waits until every node serves every slot. The caller stops it.
+//
+// A cluster whose nodes do not all meet within a minute, as happens now and
+// then on a loaded machine (redis-cli then waits for the join forever), is
+// stopped and started again on new nodes, up to three times in all.
 func StartCluster(masters, replicas int) (*Cluster, error) {
+	var errs []error
+	for range 3 {
+		cl, err := startCluster(masters, replicas)
+		if err == nil {
+			return cl, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+func startCluster(masters, replicas int) (*Cluster, error) {
 	cl := &Cluster{}
 	for range masters * (1 + replicas) {
 		port, err := freeClusterPort()
@@ -52,7 +70,7 @@ func StartCluster(masters, replicas int) (*Cluster, error) {
 	}
 	args := append([]string{"--cluster", "create"}, cl.Addrs()...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
-	if out, err := CLICommand(args...).CombinedOutput(); err != nil {
+	if out, err := runFor(CLICommand(args...), time.Minute); err != nil {
 		cl.Stop()
 		return nil, fmt.Errorf("redis-cli --cluster create: %v: %s", err, out)
 	}
@@ -61,6 +79,22 @@ func StartCluster(masters, replicas int) (*Cluster, error) {
 		return nil, err
 	}
 	return cl, nil
+}
+
+// runFor runs cmd and returns what it wrote to its output and its error,
+// killing it if it has not ended within d.
+func runFor(cmd *exec.Cmd, d time.Duration) ([]byte, error) {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	timer := time.AfterFunc(d, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	if !timer.Stop() {
+		err = fmt.Errorf("killed after %v: %w", d, err)
+	}
+	return out.Bytes(), err
 }
 
 // freeClusterPort returns a free loopback port whose bus port is free too.

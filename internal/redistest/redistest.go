@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -219,6 +220,22 @@ func (s *Server) Restart() error {
 		return fmt.Errorf("redis-server: %w; log: %s", err, s.Log())
 	}
 	return nil
+}
+
+// DropSyncFile removes the RDB file that the last full sync of a replica
+// left in the server's directory, so that the server, restarted, comes
+// back empty. Redis keeps that file even with persistence off (unless
+// rdb-del-sync-files is yes) and loads it when it starts; a replica that
+// loaded the file of a sync made before a filter was filled then resyncs
+// partially, replaying its master's writes since, and until it has
+// replayed them all serves the filter as it was then: its config and
+// bitmaps, not all of its bits.
+func (s *Server) DropSyncFile() error {
+	err := os.Remove(filepath.Join(s.dir, "dump.rdb"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // Log returns what the server wrote to its log file.
