@@ -202,8 +202,7 @@ func TestHybridFailover(t *testing.T) {
 	p.phase.Store(1)
 	require.NoError(t, replicaClient.ClusterFailover(ctx).Err())
 	waitReplication(ctx, t, replicaClient, "role", "master")
-	waitSlotOwner(ctx, t, cl, f.Keys()[0], replica.Addr())
-	rdb.ReloadState(ctx)
+	waitRoutedTo(ctx, t, rdb, f.Keys()[0], replica.Addr())
 	p.syncAll(ctx, t)
 	lossless := p.summary(1)
 	t.Logf("shards %v on the master; through CLUSTER FAILOVER, %v", onMaster, lossless)
@@ -229,8 +228,7 @@ func TestHybridFailover(t *testing.T) {
 	replica.Halt(syscall.SIGKILL)
 	require.NoError(t, old.Signal(syscall.SIGCONT))
 	waitReplication(ctx, t, oldClient, "role", "master")
-	waitSlotOwner(ctx, t, cl, f.Keys()[0], old.Addr())
-	rdb.ReloadState(ctx)
+	waitRoutedTo(ctx, t, rdb, f.Keys()[0], old.Addr())
 	for range 3 {
 		p.syncAll(ctx, t)
 	}

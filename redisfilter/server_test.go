@@ -301,6 +301,24 @@ func waitReplication(ctx context.Context, t testing.TB, c *redis.Client, field, 
 	})
 }
 
+// waitRoutedTo waits, for up to a minute, until rdb, its slot map reloaded,
+// sends key to the master at addr: after a failover, the client's view is
+// what the calls that follow need. (Every node's view, which waitSlotOwner
+// waits for, may lag by more than a minute for one node on a loaded
+// machine after a failover by election; the calls go on meanwhile.)
+func waitRoutedTo(ctx context.Context, t testing.TB, rdb *redis.ClusterClient, key, addr string) {
+	t.Helper()
+	redistest.WaitFor(t, fmt.Sprintf("the client to send %s to %s", key, addr), time.Minute, func() (bool, error) {
+		rdb.ReloadState(ctx)
+		m, err := rdb.MasterForKey(ctx, key)
+		if err != nil {
+			return false, err
+		}
+		got := m.Options().Addr
+		return got == addr, fmt.Errorf("sends it to %s", got)
+	})
+}
+
 // waitSlotOwner waits, for up to a minute, until every running node of cl
 // names the node at addr as the master of the slot of key in CLUSTER
 // SHARDS: the cluster agrees who serves it, after a failover or a reshard.
@@ -341,7 +359,8 @@ func waitSlotOwner(ctx context.Context, t testing.TB, cl *redistest.Cluster, key
 				}
 			}
 			if owner != addr {
-				return false, fmt.Errorf("%s names %q", c.Options().Addr, owner)
+				nodes, _ := c.ClusterNodes(ctx).Result()
+				return false, fmt.Errorf("%s names %q; its CLUSTER NODES:\n%s", c.Options().Addr, owner, nodes)
 			}
 		}
 		return true, nil
