@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -166,11 +167,12 @@ func onOther(these []int, n int) int {
 // 8 Hybrids put and sync, twice. First with CLUSTER FAILOVER on its
 // replica, in step, which loses no write: the promoted replica has another
 // replication ID, but the change logs the Hybrids saw, so that no Hybrid
-// pushes or reads a shard whole. Then it stops that master's replica (the
-// old master), makes the master drop it, kills the master after a second
-// of writes, and lets the cluster promote the replica, which lacks them: the Hybrids that
-// pushed or read some of it find the log of a shard of that master shorter
-// or other than they saw it, and push and read whole that shard, no other.
+// pushes or reads a shard whole. Then, once the old master follows the new
+// one as its replica, it stops it, makes the master drop it, kills the
+// master after Syncs that reached no replica, and lets the cluster promote
+// the replica, which lacks them: the Hybrids that pushed or read some of
+// them find the log of a shard of that master shorter or other than they
+// saw it, and push and read whole that shard, no other.
 // Last it flushes another master: the Hybrids rebuild its shards, and push
 // and read those whole, no other. Every value whose Sync returned nil is
 // in Redis, and in every copy.
@@ -201,8 +203,15 @@ func TestHybridFailover(t *testing.T) {
 
 	p.phase.Store(1)
 	require.NoError(t, replicaClient.ClusterFailover(ctx).Err())
-	waitReplication(ctx, t, replicaClient, "role", "master")
+	waitPromoted(ctx, t, replica)
 	waitRoutedTo(ctx, t, rdb, f.Keys()[0], replica.Addr())
+	// The old master may learn that it lost the election seconds after the
+	// cluster does. Stopped before it has followed the new master, it would
+	// not be a replica that lags: Redis never promotes a replica that has
+	// not synced with its master ("Disconnected from master for longer than
+	// allowed"), and it would stay one in the second failover.
+	waitReplication(ctx, t, oldClient, "master_port", strconv.Itoa(replica.Port()))
+	waitReplication(ctx, t, oldClient, "master_link_status", "up")
 	p.syncAll(ctx, t)
 	lossless := p.summary(1)
 	t.Logf("shards %v on the master; through CLUSTER FAILOVER, %v", onMaster, lossless)
@@ -227,7 +236,7 @@ func TestHybridFailover(t *testing.T) {
 	p.phase.Store(3)
 	replica.Halt(syscall.SIGKILL)
 	require.NoError(t, old.Signal(syscall.SIGCONT))
-	waitReplication(ctx, t, oldClient, "role", "master")
+	waitPromoted(ctx, t, old)
 	waitRoutedTo(ctx, t, rdb, f.Keys()[0], old.Addr())
 	for range 3 {
 		p.syncAll(ctx, t)

@@ -449,7 +449,7 @@ func TestFaultFailover(t *testing.T) {
 	})
 	// Calls succeed only once the replica is promoted, which the loop may
 	// not have seen yet.
-	waitReplication(ctx, t, replicaClient, "role", "master")
+	waitPromoted(ctx, t, replica)
 	if promoted.IsZero() {
 		promoted = recovered
 	}

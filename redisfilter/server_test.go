@@ -301,6 +301,33 @@ func waitReplication(ctx context.Context, t testing.TB, c *redis.Client, field, 
 	})
 }
 
+// waitPromoted waits, for up to a minute, until srv, a replica whose
+// master failed, is a master. Should it not be, the failure shows the end of
+// srv's log, where Redis says why it does not take over (its data too old,
+// votes it lacks, an election that expired).
+func waitPromoted(ctx context.Context, t testing.TB, srv *redistest.Server) {
+	t.Helper()
+	c := newClient(srv.Socket())
+	defer c.Close()
+	err := redistest.Poll(time.Minute, func() (bool, error) {
+		v, err := replication(ctx, c, "role")
+		if err != nil {
+			return false, err
+		}
+		return v == "master", fmt.Errorf("role:%s", v)
+	})
+	if err != nil {
+		// Without its attempts to reach the failed master, once a second.
+		var lines []string
+		for l := range strings.Lines(srv.Log()) {
+			if !strings.Contains(l, "MASTER") && !strings.Contains(l, "on socket for SYNC") {
+				lines = append(lines, l)
+			}
+		}
+		t.Fatalf("waited for %s to be promoted: %v; the end of its log:\n%s", srv.Addr(), err, strings.Join(lines[max(len(lines)-30, 0):], ""))
+	}
+}
+
 // waitRoutedTo waits, for up to a minute, until rdb, its slot map reloaded,
 // sends key to the master at addr: after a failover, the client's view is
 // what the calls that follow need. (Every node's view, which waitSlotOwner

@@ -191,9 +191,7 @@ func TestWaitFailover(t *testing.T) {
 	t.Logf("acknowledged: %d WithWait, %d without (%d of them with the replica stopped)", len(acked[durable]), len(acked[plain]), len(acked[plain])-before)
 	victim.Halt(syscall.SIGKILL)
 	require.NoError(t, replica.Signal(syscall.SIGCONT))
-	replicaClient := newClient(replica.Socket())
-	t.Cleanup(func() { replicaClient.Close() })
-	waitReplication(ctx, t, replicaClient, "role", "master")
+	waitPromoted(ctx, t, replica)
 	lost := map[*redisfilter.Filter[string]]int{}
 	redistest.WaitFor(t, "reads to succeed after the promotion", 30*time.Second, func() (bool, error) {
 		for _, f := range []*redisfilter.Filter[string]{durable, plain} {
