@@ -287,18 +287,24 @@ func replication(ctx context.Context, c *redis.Client, field string) (string, er
 }
 
 // waitReplication waits, for up to a minute, until field of the INFO
-// replication of c's server is want: a replica promoted (role master), in
-// sync (master_link_status up), a master without replicas
-// (connected_slaves 0).
+// replication of c's server is want: a replica of a given master
+// (master_port) and in sync with it (master_link_status up), a master
+// without replicas (connected_slaves 0).
 func waitReplication(ctx context.Context, t testing.TB, c *redis.Client, field, want string) {
 	t.Helper()
-	redistest.WaitFor(t, fmt.Sprintf("%s:%s on %s", field, want, c.Options().Addr), time.Minute, func() (bool, error) {
+	redistest.WaitFor(t, fmt.Sprintf("%s:%s on %s", field, want, c.Options().Addr), time.Minute, replicationIs(ctx, c, field, want))
+}
+
+// replicationIs returns the condition, for redistest.Poll, that field of
+// the INFO replication of c's server is want.
+func replicationIs(ctx context.Context, c *redis.Client, field, want string) func() (bool, error) {
+	return func() (bool, error) {
 		v, err := replication(ctx, c, field)
 		if err != nil {
 			return false, err
 		}
 		return v == want, fmt.Errorf("%s:%s", field, v)
-	})
+	}
 }
 
 // waitPromoted waits, for up to a minute, until srv, a replica whose
@@ -309,14 +315,7 @@ func waitPromoted(ctx context.Context, t testing.TB, srv *redistest.Server) {
 	t.Helper()
 	c := newClient(srv.Socket())
 	defer c.Close()
-	err := redistest.Poll(time.Minute, func() (bool, error) {
-		v, err := replication(ctx, c, "role")
-		if err != nil {
-			return false, err
-		}
-		return v == "master", fmt.Errorf("role:%s", v)
-	})
-	if err != nil {
+	if err := redistest.Poll(time.Minute, replicationIs(ctx, c, "role", "master")); err != nil {
 		// Without its attempts to reach the failed master, once a second.
 		var lines []string
 		for l := range strings.Lines(srv.Log()) {
@@ -330,9 +329,8 @@ func waitPromoted(ctx context.Context, t testing.TB, srv *redistest.Server) {
 
 // waitRoutedTo waits, for up to a minute, until rdb, its slot map reloaded,
 // sends key to the master at addr: after a failover, the client's view is
-// what the calls that follow need. (Every node's view, which waitSlotOwner
-// waits for, may lag by more than a minute for one node on a loaded
-// machine after a failover by election; the calls go on meanwhile.)
+// what the calls that follow need, not every node's, which waitSlotOwner
+// waits for.
 func waitRoutedTo(ctx context.Context, t testing.TB, rdb *redis.ClusterClient, key, addr string) {
 	t.Helper()
 	redistest.WaitFor(t, fmt.Sprintf("the client to send %s to %s", key, addr), time.Minute, func() (bool, error) {
